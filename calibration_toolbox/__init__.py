@@ -1,0 +1,46 @@
+"""calibration-toolbox: measure and fix the calibration of classifiers from saved predictions."""
+
+__version__ = "0.1.0"
+
+from calibration_toolbox._validation import NotFittedError
+from calibration_toolbox.metrics import (
+    ACE,
+    ECE,
+    GCE,
+    MCE,
+    RMSCE,
+    SCE,
+    TACE,
+    CalibrationTable,
+    ToprCE,
+    calibration_table,
+    brier_score,
+    expected_calibration_error,
+    negative_log_likelihood,
+)
+from calibration_toolbox.recalibration import (
+    Recalibrator,
+    TemperatureScaling,
+    load_recalibrator,
+)
+
+__all__ = [
+    "ACE",
+    "ECE",
+    "GCE",
+    "MCE",
+    "RMSCE",
+    "SCE",
+    "TACE",
+    "CalibrationTable",
+    "NotFittedError",
+    "Recalibrator",
+    "TemperatureScaling",
+    "ToprCE",
+    "__version__",
+    "brier_score",
+    "calibration_table",
+    "expected_calibration_error",
+    "load_recalibrator",
+    "negative_log_likelihood",
+]

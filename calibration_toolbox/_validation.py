@@ -1,0 +1,358 @@
+"""Input checks shared by every public function.
+
+Every check raises ``ValueError`` (bad value or shape) or ``TypeError`` (wrong kind of
+object) with a message of the form ``"`name` must be ...; got ..."``.  Public functions
+call these once at their boundary; private helpers receive validated arrays.
+
+Probability arrays are checked in row blocks that stay in cache, so that the range,
+finiteness and row-sum checks cost about one pass over memory.  The same blocked pass can
+return the top label (confidence and first-index argmax) at little extra cost, which is
+what the top-label metrics need.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import NamedTuple, Optional
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import softmax
+
+__all__ = [
+    "NotFittedError",
+    "check_bins",
+    "check_labels",
+    "check_logits",
+    "check_norm",
+    "check_prob",
+    "check_sample_weight",
+    "check_thresholding",
+    "check_top_k",
+    "row_blocks",
+    "row_max",
+]
+
+# Largest |row sum - 1| accepted for probabilities stored at each precision.  A float32
+# softmax over 1,000 classes is off by at most ~6e-5; values saved in float32 and cast to
+# float64 keep that float32 error, so the float64 bound is loose on purpose.
+ROW_SUM_TOLERANCE = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-6}
+
+# Target size of one row block in elements: 2**16 float64 values (512 KiB) stay in L2.
+_BLOCK_ELEMENTS = 1 << 16
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when a recalibrator is used before ``fit``."""
+
+
+def _describe(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def row_blocks(n_rows: int, n_cols: int, block_elements: int = _BLOCK_ELEMENTS):
+    """Yield ``slice`` objects covering ``range(n_rows)`` in blocks of about a cache size."""
+    step = max(1, block_elements // max(1, n_cols))
+    for start in range(0, n_rows, step):
+        yield slice(start, min(start + step, n_rows))
+
+
+def _as_real_array(value: ArrayLike, name: str) -> NDArray:
+    """``np.asarray`` with a clear error for ragged, complex, string or object input."""
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError) as exc:  # ragged nested lists
+        raise ValueError(f"`{name}` must be a rectangular numeric array; {exc}") from None
+    if array.dtype == object or not (
+        np.issubdtype(array.dtype, np.number) or array.dtype == bool
+    ):
+        raise TypeError(f"`{name}` must hold real numbers; got an array of dtype {array.dtype}.")
+    if np.issubdtype(array.dtype, np.complexfloating):
+        raise TypeError(f"`{name}` must hold real numbers; got an array of dtype {array.dtype}.")
+    return array
+
+
+class TopLabel(NamedTuple):
+    """Row maximum of a probability array and the rows where that maximum is tied."""
+
+    confidence: NDArray
+    tied_rows: NDArray
+
+
+def check_prob(
+    prob: ArrayLike,
+    *,
+    logits: bool = False,
+    name: str = "prob",
+    top_label: bool = False,
+) -> tuple[NDArray, Optional[TopLabel]]:
+    """Validate probabilities (or logits) and return an ``(N, K)`` float array.
+
+    Parameters
+    ----------
+    prob : array-like
+        ``(N, K)`` probabilities, or ``(N,)`` / ``(N, 1)`` probabilities of the positive
+        class of a binary task (expanded to ``[1 - p, p]``).  With ``logits=True``, logits
+        of the same shapes (a single column is the logit of the positive class).
+    logits : bool
+        Whether ``prob`` holds logits; the softmax is applied after the checks.
+    name : str
+        Argument name used in error messages.
+    top_label : bool
+        Also return the row maximum and the rows whose maximum is attained more than
+        once, computed in the same pass.
+
+    Returns
+    -------
+    prob : ndarray
+        float32 or float64 probabilities; the input itself when it is already a valid
+        float array of that shape (never modified).
+    top : TopLabel or None
+    """
+    if not isinstance(logits, (bool, np.bool_)):
+        raise TypeError(f"`logits` must be True or False; got {_describe(logits)}.")
+    if logits:
+        return _check_distribution_rows(
+            softmax(check_logits(prob, name), axis=1), name, top_label
+        )
+    array = _as_float_array(prob, name, "probabilities")
+    if array.ndim == 1:
+        if not (array.min() >= 0 and array.max() <= 1):
+            _raise_range(array, name)
+        array = np.stack([1 - array, array], axis=1)
+    return _check_distribution_rows(array, name, top_label)
+
+
+def check_logits(logits: ArrayLike, name: str = "logits") -> NDArray:
+    """Validate finite logits and return an ``(N, K)`` float array (never a copy if avoidable).
+
+    A 1-D array (or one column) holds the logit of the positive class of a binary task and
+    becomes the two columns ``[0, z]``, whose softmax is ``[1 - sigmoid(z), sigmoid(z)]``.
+    """
+    array = _as_float_array(logits, name, "logits")
+    if not np.isfinite(array).all():
+        row = int(np.flatnonzero(~np.isfinite(array.reshape(len(array), -1)).all(axis=1))[0])
+        raise ValueError(f"`{name}` must be finite; row {row} holds NaN or inf.")
+    if array.ndim == 1:
+        array = np.stack([np.zeros_like(array), array], axis=1)
+    return array
+
+
+def _as_float_array(value: ArrayLike, name: str, kind: str) -> NDArray:
+    """A float32/float64 array of shape (N, K) with K >= 2, or (N,) for one binary column."""
+    array = _as_real_array(value, name)
+    if array.ndim == 0 or array.ndim > 2:
+        raise ValueError(
+            f"`{name}` must be a 2-D array of shape (n_samples, n_classes) or a 1-D array of "
+            f"positive-class {kind}; got shape {array.shape}."
+        )
+    if array.shape[0] == 0:
+        raise ValueError(f"`{name}` is empty; at least one sample is needed.")
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim == 2 and array.shape[1] < 2:
+        raise ValueError(f"`{name}` must have n_classes >= 2 columns; got {array.shape[1]}.")
+    if array.dtype not in ROW_SUM_TOLERANCE:
+        # bool / integer one-hot rows and float16 are widened; float32 and float64 are kept.
+        array = array.astype(np.float32 if array.dtype == np.float16 else np.float64)
+    return array
+
+
+def _raise_range(array: NDArray, name: str) -> None:
+    flat = array.reshape(len(array), -1)
+    bad_nan = np.isnan(flat).any(axis=1)
+    if bad_nan.any():
+        raise ValueError(f"`{name}` must not contain NaN; row {int(np.flatnonzero(bad_nan)[0])} does.")
+    if np.isinf(flat).any():
+        row = int(np.flatnonzero(np.isinf(flat).any(axis=1))[0])
+        raise ValueError(
+            f"`{name}` must not contain inf; row {row} does. If `{name}` holds logits, "
+            "pass logits=True."
+        )
+    outside = ((flat < 0) | (flat > 1)).any(axis=1)
+    row = int(np.flatnonzero(outside)[0])
+    raise ValueError(
+        f"`{name}` must hold probabilities in [0, 1]; row {row} has values from "
+        f"{float(flat[row].min())!r} to {float(flat[row].max())!r}. If `{name}` holds logits, "
+        "pass logits=True."
+    )
+
+
+def row_max(block: NDArray, out: NDArray) -> NDArray:
+    """Row maximum of a row block into ``out`` (any float dtype).
+
+    For small K a running maximum over the columns is several times faster than the
+    strided ``max(axis=1)``; the block should fit in cache (see :func:`row_blocks`).
+    """
+    if block.shape[1] > 32:
+        return np.maximum.reduce(block, axis=1, out=out)
+    np.copyto(out, block[:, 0])
+    for column in range(1, block.shape[1]):
+        np.maximum(out, block[:, column], out=out)
+    return out
+
+
+def _check_distribution_rows(
+    array: NDArray, name: str, top_label: bool
+) -> tuple[NDArray, Optional[TopLabel]]:
+    n_rows, n_classes = array.shape
+    tolerance = ROW_SUM_TOLERANCE[array.dtype]
+    confidence = np.empty(n_rows, dtype=array.dtype) if top_label else None
+    tied_blocks = []
+    block_max_buffer = np.empty(min(n_rows, max(1, _BLOCK_ELEMENTS // n_classes)), dtype=array.dtype)
+    for rows in row_blocks(n_rows, n_classes):
+        block = array[rows]
+        block_max = row_max(block, confidence[rows] if top_label else block_max_buffer[: len(block)])
+        # NaN propagates through min/max, so one comparison catches NaN, inf and range.
+        if not (block.min() >= 0 and block_max.max() <= 1):
+            _raise_range(array, name)
+        row_sums = np.einsum("ij->i", block)
+        off = np.abs(row_sums - 1) > tolerance
+        if off.any():
+            row = rows.start + int(np.flatnonzero(off)[0])
+            raise ValueError(
+                f"rows of `{name}` must sum to 1 (within {tolerance:g} for {array.dtype}); row "
+                f"{row} sums to {float(row_sums[row - rows.start])!r}. If `{name}` holds "
+                "logits, pass logits=True."
+            )
+        if top_label:
+            equal_to_max = block == block_max[:, None]
+            if np.count_nonzero(equal_to_max) > len(block):
+                tied = np.flatnonzero(np.count_nonzero(equal_to_max, axis=1) > 1)
+                tied_blocks.append(rows.start + tied)
+    if not top_label:
+        return array, None
+    tied_rows = np.concatenate(tied_blocks) if tied_blocks else np.empty(0, dtype=np.intp)
+    return array, TopLabel(confidence, tied_rows)
+
+
+def check_labels(labels: ArrayLike, n_samples: int, n_classes: int, name: str = "labels") -> NDArray:
+    """Validate integer class labels in ``[0, n_classes)`` and return them as ``intp``."""
+    array = _as_real_array(labels, name)
+    if array.dtype == bool:
+        array = array.astype(np.intp)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise ValueError(
+            f"`{name}` must be a 1-D array of class indices; got shape {array.shape}."
+        )
+    if array.shape[0] != n_samples:
+        raise ValueError(
+            f"`{name}` must have one entry per row of the predictions ({n_samples}); "
+            f"got {array.shape[0]}."
+        )
+    if not np.issubdtype(array.dtype, np.integer):
+        if not np.isfinite(array).all():
+            raise ValueError(f"`{name}` must be finite class indices; got NaN or inf.")
+        whole = array == np.round(array)
+        if not whole.all():
+            bad = array[np.flatnonzero(~whole)[0]]
+            raise ValueError(f"`{name}` must be integer class indices; got {float(bad)!r}.")
+    low, high = array.min(), array.max()
+    if low < 0 or high >= n_classes:
+        bad = low if low < 0 else high
+        raise ValueError(
+            f"`{name}` must lie in [0, {n_classes - 1}] for {n_classes} classes; got "
+            f"{bad.item()!r}."
+        )
+    return array.astype(np.intp, copy=False)
+
+
+def check_sample_weight(sample_weight: Optional[ArrayLike], n_samples: int) -> Optional[NDArray]:
+    """Validate non-negative finite weights with a positive sum; ``None`` stays ``None``."""
+    if sample_weight is None:
+        return None
+    array = _as_real_array(sample_weight, "sample_weight")
+    if array.ndim != 1 or array.shape[0] != n_samples:
+        raise ValueError(
+            f"`sample_weight` must be a 1-D array with one weight per sample ({n_samples}); "
+            f"got shape {array.shape}."
+        )
+    array = array.astype(np.float64, copy=False)
+    if not np.isfinite(array).all():
+        raise ValueError("`sample_weight` must be finite; got NaN or inf.")
+    if array.min() < 0:
+        raise ValueError(f"`sample_weight` must be non-negative; got {float(array.min())!r}.")
+    if not array.sum() > 0:
+        raise ValueError("`sample_weight` must have a positive sum; got all zeros.")
+    return array
+
+
+def check_bins(bins: object) -> NDArray:
+    """Return bin edges: ``linspace(0, 1, bins + 1)`` for an int, or validated edges."""
+    if isinstance(bins, (bool, np.bool_)):
+        raise TypeError(f"`bins` must be an integer >= 1 or an array of edges; got {bins!r}.")
+    if isinstance(bins, numbers.Integral):
+        if bins < 1:
+            raise ValueError(
+                f"`bins` must be an integer >= 1 or an increasing array of edges in [0, 1]; "
+                f"got {bins!r}."
+            )
+        return np.linspace(0.0, 1.0, int(bins) + 1)
+    if isinstance(bins, numbers.Real):
+        raise TypeError(
+            f"`bins` must be an integer >= 1 or an increasing array of edges in [0, 1]; "
+            f"got {bins!r}."
+        )
+    edges = _as_real_array(bins, "bins").astype(np.float64)
+    if (
+        edges.ndim != 1
+        or edges.size < 2
+        or edges[0] != 0
+        or edges[-1] != 1
+        or not (np.diff(edges) > 0).all()
+    ):
+        raise ValueError(
+            "`bins` must be an integer >= 1 or an increasing array of edges from 0 to 1; "
+            f"got {_describe(bins)}."
+        )
+    return edges
+
+
+def check_norm(norm: object) -> float:
+    """Return the norm as 1.0, 2.0 or inf; accepts 1, 2, 'l1', 'l2', 'inf', 'max', np.inf."""
+    names = {"l1": 1.0, "l2": 2.0, "inf": np.inf, "max": np.inf, "linf": np.inf}
+    if isinstance(norm, str) and norm.lower() in names:
+        return names[norm.lower()]
+    if isinstance(norm, numbers.Real) and not isinstance(norm, (bool, np.bool_)):
+        if float(norm) in (1.0, 2.0, np.inf):
+            return float(norm)
+    raise ValueError(f"`norm` must be 1, 2 or 'inf' (also 'l1', 'l2', 'max'); got {norm!r}.")
+
+
+def check_top_k(top_k_classes: object, n_classes: int) -> Optional[int]:
+    """Return the number of top classes kept per row, or ``None`` for all classes."""
+    if isinstance(top_k_classes, str):
+        if top_k_classes == "all":
+            return None
+        raise ValueError(
+            f"`top_k_classes` must be an integer in [1, {n_classes}] or 'all'; "
+            f"got {top_k_classes!r}."
+        )
+    if top_k_classes is None:
+        return None
+    if isinstance(top_k_classes, numbers.Integral) and not isinstance(
+        top_k_classes, (bool, np.bool_)
+    ):
+        if 1 <= top_k_classes <= n_classes:
+            return None if top_k_classes == n_classes else int(top_k_classes)
+        raise ValueError(
+            f"`top_k_classes` must be an integer in [1, {n_classes}] or 'all'; "
+            f"got {top_k_classes!r}."
+        )
+    raise TypeError(
+        f"`top_k_classes` must be an integer in [1, {n_classes}] or 'all'; "
+        f"got {_describe(top_k_classes)}."
+    )
+
+
+def check_thresholding(thresholding: object) -> float:
+    """Return the threshold as a float in [0, 1)."""
+    if isinstance(thresholding, (bool, np.bool_)) or not isinstance(thresholding, numbers.Real):
+        raise TypeError(f"`thresholding` must be a number in [0, 1); got {_describe(thresholding)}.")
+    value = float(thresholding)
+    if not 0 <= value < 1:
+        raise ValueError(f"`thresholding` must be a number in [0, 1); got {thresholding!r}.")
+    return value

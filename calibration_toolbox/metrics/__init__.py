@@ -1,0 +1,32 @@
+"""Calibration metrics and proper scoring rules."""
+
+from calibration_toolbox.metrics.gce import (
+    ACE,
+    ECE,
+    GCE,
+    MCE,
+    RMSCE,
+    SCE,
+    TACE,
+    CalibrationTable,
+    ToprCE,
+    calibration_table,
+    expected_calibration_error,
+)
+from calibration_toolbox.metrics.scoring import brier_score, negative_log_likelihood
+
+__all__ = [
+    "ACE",
+    "ECE",
+    "GCE",
+    "MCE",
+    "RMSCE",
+    "SCE",
+    "TACE",
+    "CalibrationTable",
+    "ToprCE",
+    "calibration_table",
+    "brier_score",
+    "expected_calibration_error",
+    "negative_log_likelihood",
+]

@@ -1,0 +1,701 @@
+"""General Calibration Error: one engine, named metrics as one-line calls.
+
+Data flow: validate -> extract the score set (top-r or all entries, thresholding) ->
+assign bins -> weighted per-(group, bin) sums (:class:`CalibrationTable`) -> reduce with
+the norm.  The conventions are those of the README's *Conventions* section.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from calibration_toolbox import _validation as iv
+from calibration_toolbox.binning import (
+    adaptive_edges,
+    assign_bins,
+    bin_sums,
+    grouped_searchsorted,
+    is_uniform,
+)
+
+__all__ = [
+    "ACE",
+    "ECE",
+    "GCE",
+    "MCE",
+    "RMSCE",
+    "SCE",
+    "TACE",
+    "CalibrationTable",
+    "ToprCE",
+    "calibration_table",
+    "expected_calibration_error",
+]
+
+Norm = Union[int, float, str]
+
+# Row blocks of the all-entries pass: 2**18 elements keep the temporaries in L2/L3.
+_ALL_ENTRIES_BLOCK = 1 << 18
+
+
+@dataclass(frozen=True)
+class CalibrationTable:
+    """Per-(group, bin) weighted sums behind every binned calibration metric.
+
+    A *group* is one score set: the pooled set (``class_conditional=False``, one group) or
+    the set of class ``k`` (``class_conditional=True``, group ``k``).  The sums are
+    additive: tables of disjoint batches with the same edges add up.
+
+    Attributes
+    ----------
+    edges : ndarray, shape (n_groups, n_bins + 1)
+        Bin edges of each group.  Equal-width bins are ``(edges[b], edges[b + 1]]`` with
+        0 in the first bin; equal-mass bins are ``[edges[b], edges[b + 1])`` with 1 in the
+        last bin (their outer edges are 0 and 1).
+    counts : ndarray, shape (n_groups, n_bins)
+        Weighted number of scores in each bin.
+    score_sums : ndarray, shape (n_groups, n_bins)
+        Weighted sum of the scores (confidences) in each bin.
+    target_sums : ndarray, shape (n_groups, n_bins)
+        Weighted sum of the targets (1 where the class is the label) in each bin.
+    n_classes : int
+        Number of classes K; class-conditional errors are averaged over all K classes.
+    class_conditional : bool
+        Whether there is one group per class.
+    adaptive_bins : bool
+        Whether the bins are equal-mass.
+    """
+
+    edges: NDArray
+    counts: NDArray
+    score_sums: NDArray
+    target_sums: NDArray
+    n_classes: int
+    class_conditional: bool
+    adaptive_bins: bool
+
+    @property
+    def n_groups(self) -> int:
+        """Number of score sets (1 when pooled, K when class-conditional)."""
+        return self.counts.shape[0]
+
+    @property
+    def n_bins(self) -> int:
+        """Number of bins per group."""
+        return self.counts.shape[1]
+
+    @property
+    def set_sizes(self) -> NDArray:
+        """Weighted number of scores in each group, shape ``(n_groups,)``."""
+        return self.counts.sum(axis=1)
+
+    def _mean(self, sums: NDArray) -> NDArray:
+        out = np.full(sums.shape, np.nan)
+        np.divide(sums, self.counts, out=out, where=self.counts > 0)
+        return out
+
+    @property
+    def mean_score(self) -> NDArray:
+        """Mean score (confidence) per bin; NaN for an empty bin."""
+        return self._mean(self.score_sums)
+
+    @property
+    def mean_target(self) -> NDArray:
+        """Mean target (accuracy) per bin; NaN for an empty bin."""
+        return self._mean(self.target_sums)
+
+    def calibration_error(self, norm: Norm = 1) -> float:
+        """Reduce the table to the calibration error for ``norm`` 1, 2 or 'inf'.
+
+        Per group: ``E = sum_b (n_b / n) |mean target_b - mean score_b|^p`` (the largest
+        gap over non-empty bins for the max norm).  Pooled: ``E^(1/p)``; class-conditional:
+        ``(sum_k E_k / K)^(1/p)`` (the largest ``E_k`` for the max norm), where a class with
+        no scores contributes 0 and still counts in K.
+        """
+        p = iv.check_norm(norm)
+        nonempty = self.counts > 0
+        # |T/n - S/n| computed as |T - S| / n: one division per bin.
+        gaps = np.zeros_like(self.counts)
+        np.divide(np.abs(self.target_sums - self.score_sums), self.counts, out=gaps, where=nonempty)
+        if p == np.inf:
+            per_group = gaps.max(axis=1)
+            return float(per_group.max())
+        sizes = self.set_sizes
+        weighted = (self.counts * gaps**p).sum(axis=1)
+        per_group = np.zeros(self.n_groups)
+        np.divide(weighted, sizes, out=per_group, where=sizes > 0)
+        total = per_group.sum() / self.n_classes if self.class_conditional else per_group[0]
+        return float(total ** (1 / p))
+
+
+def _cut_for(value: float, dtype: np.dtype) -> np.generic:
+    """The largest value of ``dtype`` not above ``value``: ``x > cut`` then means ``x > value``.
+
+    Comparing a float32 array with a float64 scalar is done in float32 by older NumPy
+    (value-based casting), which would move the threshold; this keeps it exact everywhere.
+    """
+    cut = dtype.type(value)
+    if float(cut) > value:
+        cut = np.nextafter(cut, dtype.type(-np.inf))
+    return cut
+
+
+def calibration_table(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    class_conditional: bool = True,
+    adaptive_bins: bool = False,
+    top_k_classes: Union[int, str] = 1,
+    thresholding: float = 0.0,
+    *,
+    logits: bool = False,
+    sample_weight: Optional[ArrayLike] = None,
+) -> CalibrationTable:
+    """Per-(group, bin) table of weighted counts, score sums and target sums.
+
+    The arguments are those of :func:`GCE` (without ``norm``); the table reduces to
+    ``GCE`` with :meth:`CalibrationTable.calibration_error`, and the reliability diagram
+    draws from it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibration_toolbox import calibration_table
+    >>> prob = np.array([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]])
+    >>> table = calibration_table(prob, [0, 1, 1, 0], bins=2, class_conditional=False)
+    >>> table.counts
+    array([[0., 4.]])
+    >>> table.mean_score, table.mean_target
+    (array([[ nan, 0.75]]), array([[nan, 0.5]]))
+    >>> table.calibration_error()
+    0.25
+    """
+    options = _check_options(bins, class_conditional, adaptive_bins, thresholding)
+    prob, top = iv.check_prob(prob, logits=logits, top_label=top_k_classes == 1)
+    n_samples, n_classes = prob.shape
+    labels = iv.check_labels(labels, n_samples, n_classes)
+    weights = iv.check_sample_weight(sample_weight, n_samples)
+    top_k = iv.check_top_k(top_k_classes, n_classes)
+    return _table(prob, labels, weights, top, top_k, *options)
+
+
+def _check_options(bins, class_conditional, adaptive_bins, thresholding):
+    for name, flag in (("class_conditional", class_conditional), ("adaptive_bins", adaptive_bins)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"`{name}` must be True or False; got {flag!r}.")
+    if adaptive_bins:
+        if isinstance(bins, (bool, np.bool_)) or not isinstance(bins, (int, np.integer)):
+            raise TypeError(
+                f"`bins` must be an integer >= 1 with adaptive_bins=True; got {bins!r}."
+            )
+    edges = iv.check_bins(bins)
+    return edges, bool(class_conditional), bool(adaptive_bins), iv.check_thresholding(thresholding)
+
+
+def _table(prob, labels, weights, top, top_k, edges, class_conditional, adaptive, threshold):
+    n_classes = prob.shape[1]
+    n_bins = len(edges) - 1
+    uniform = is_uniform(edges)
+    if top_k is None and not adaptive:
+        sums = _all_entries_equal_width(
+            prob, labels, weights, edges, uniform, class_conditional, threshold
+        )
+        edges_2d = np.broadcast_to(edges, (len(sums[0]) // n_bins, n_bins + 1))
+    elif top_k is None and class_conditional and weights is None:
+        edges_2d, *sums = _all_entries_equal_mass(prob, labels, n_bins, threshold)
+    else:
+        groups, scores, targets, entry_weights = _score_set(
+            prob, labels, weights, top, top_k, class_conditional, threshold
+        )
+        n_groups = n_classes if class_conditional else 1
+        if adaptive:
+            edges_2d, *sums = _equal_mass_sums(
+                groups, scores, targets, entry_weights, n_groups, n_bins
+            )
+        else:
+            flat = assign_bins(scores, edges, uniform)
+            if class_conditional:
+                flat += groups * n_bins
+            sums = bin_sums(flat, n_groups * n_bins, scores, targets, entry_weights)
+            edges_2d = np.broadcast_to(edges, (n_groups, n_bins + 1))
+    counts, score_sums, target_sums = (s.reshape(-1, n_bins) for s in sums)
+    return CalibrationTable(
+        edges=np.array(edges_2d, dtype=np.float64),
+        counts=counts,
+        score_sums=score_sums,
+        target_sums=target_sums,
+        n_classes=n_classes,
+        class_conditional=class_conditional,
+        adaptive_bins=adaptive,
+    )
+
+
+def _label_scores(prob: NDArray, labels: NDArray) -> NDArray:
+    """``prob[i, labels[i]]`` for every row."""
+    return prob[np.arange(len(labels)), labels]
+
+
+def _score_set(prob, labels, weights, top, top_k, class_conditional, threshold):
+    """Flat arrays (group, score, target, weight) of the kept entries."""
+    n_samples, n_classes = prob.shape
+    if top_k == 1:
+        scores = top.confidence
+        if class_conditional:
+            groups = np.argmax(prob, axis=1)
+            targets = groups == labels
+        else:
+            groups = None
+            # Without a tie the label is the argmax exactly when its entry is the maximum;
+            # only rows with a tied maximum need the first-index argmax.
+            targets = _label_scores(prob, labels) == scores
+            tied = top.tied_rows
+            if len(tied):
+                targets[tied] = np.argmax(prob[tied], axis=1) == labels[tied]
+        rows = None
+    else:
+        if top_k is None:
+            rows, columns = np.divmod(np.arange(n_samples * n_classes), n_classes)
+        else:
+            # Stable sort of -p: the r largest entries, ties resolved by the lower class index.
+            order = np.argsort(-prob, axis=1, kind="stable")[:, :top_k]
+            rows = np.repeat(np.arange(n_samples), top_k)
+            columns = order.reshape(-1)
+        scores = prob[rows, columns]
+        targets = labels[rows] == columns
+        groups = columns
+    entry_weights = None if weights is None else (weights if rows is None else weights[rows])
+    if threshold > 0:
+        keep = scores > _cut_for(threshold, scores.dtype)
+        scores, targets = scores[keep], targets[keep]
+        groups = None if groups is None else groups[keep]
+        entry_weights = None if entry_weights is None else entry_weights[keep]
+    if groups is None:
+        groups = np.zeros(len(scores), dtype=np.intp)
+    return groups, scores, targets, entry_weights
+
+
+def _equal_mass_sums(groups, scores, targets, weights, n_groups, n_bins):
+    """Equal-mass binning of arbitrary score sets (one per group)."""
+    if weights is not None:
+        positive = weights > 0
+        groups, scores, targets, weights = (
+            groups[positive], scores[positive], targets[positive], weights[positive]
+        )
+    order = np.lexsort((scores, groups))
+    sorted_scores = scores[order]
+    bounds = np.searchsorted(groups[order], np.arange(n_groups + 1))
+    cumulative = None if weights is None else np.cumsum(weights[order])
+    interior, full = adaptive_edges(sorted_scores, bounds[:-1], bounds[1:], n_bins, cumulative)
+    flat = grouped_searchsorted(interior, groups, scores, side="right")
+    flat += groups * n_bins
+    return (full, *bin_sums(flat, n_groups * n_bins, scores, targets, weights))
+
+
+def _all_entries_equal_mass(prob, labels, n_bins, threshold):
+    """Class-wise equal-mass sums over all entries, from one sort of each column.
+
+    Each class's score set is its column (less the entries at or below the threshold, a
+    prefix of the sorted column), so the bins are runs of the sorted column: counts and
+    score sums come from the run boundaries, targets from the N label entries alone.
+    """
+    n_samples, n_classes = prob.shape
+    size = n_samples * n_classes
+    # One spare slot after the columns keeps every run start a valid reduceat index.
+    buffer = np.zeros(size + 1, dtype=prob.dtype)
+    columns = buffer[:size].reshape(n_classes, n_samples)
+    columns[...] = prob.T
+    columns.sort(axis=1)
+    class_index = np.arange(n_classes)
+    if threshold > 0:
+        cut = np.full(n_classes, _cut_for(threshold, prob.dtype))
+        kept_from = grouped_searchsorted(columns, class_index, cut, side="right")
+    else:
+        kept_from = np.zeros(n_classes, dtype=np.intp)
+    row_offsets = class_index * n_samples
+    interior, full = adaptive_edges(
+        buffer[:size], row_offsets + kept_from, row_offsets + n_samples, n_bins
+    )
+    bin_starts = grouped_searchsorted(
+        columns, np.repeat(class_index, n_bins - 1), interior.reshape(-1), side="left"
+    ).reshape(n_classes, n_bins - 1)
+    runs = np.column_stack([np.zeros(n_classes, np.intp), kept_from, bin_starts])
+    counts = np.diff(np.column_stack([runs[:, 1:], np.full(n_classes, n_samples)]), axis=1)
+    runs += row_offsets[:, None]
+    score_sums = np.add.reduceat(buffer, runs.reshape(-1), dtype=np.float64)
+    score_sums = score_sums.reshape(n_classes, n_bins + 1)[:, 1:]
+    score_sums[counts == 0] = 0.0
+
+    label_scores = _label_scores(prob, labels)
+    kept = label_scores > _cut_for(threshold, prob.dtype) if threshold > 0 else slice(None)
+    label_bins = grouped_searchsorted(interior, labels[kept], label_scores[kept], side="right")
+    target_sums = np.bincount(
+        labels[kept] * n_bins + label_bins, minlength=n_classes * n_bins
+    ).astype(np.float64)
+    return full, counts.astype(np.float64).reshape(-1), score_sums.reshape(-1), target_sums
+
+
+def _all_entries_equal_width(prob, labels, weights, edges, uniform, class_conditional, threshold):
+    """Equal-width sums over all N x K entries, in row blocks.
+
+    Without thresholding most softmax entries fall in the first bin; only the entries above
+    its upper edge are binned one by one, and the first bin's count and score sum are the
+    column totals minus the other bins.  Targets come from the N label entries alone.
+    """
+    n_samples, n_classes = prob.shape
+    n_bins = len(edges) - 1
+    n_groups = n_classes if class_conditional else 1
+    subtract_first_bin = threshold == 0 and n_bins > 1
+    cut = _cut_for(edges[1] if subtract_first_bin else threshold, prob.dtype)
+    counts = np.zeros(n_groups * n_bins)
+    score_sums = np.zeros(n_groups * n_bins)
+    column_totals = np.zeros(n_classes)
+    # Unweighted count of positive-weight entries above the cut, per class: exact, so an
+    # empty first bin is known to be empty rather than a subtraction residue.
+    entries_above = np.zeros(n_classes)
+    for rows in iv.row_blocks(n_samples, n_classes, _ALL_ENTRIES_BLOCK):
+        block = np.ascontiguousarray(prob[rows])
+        above = np.flatnonzero(block > cut)
+        block_rows, columns = np.divmod(above, n_classes)
+        scores = block.reshape(-1)[above]
+        flat = assign_bins(scores, edges, uniform)
+        if class_conditional:
+            flat += columns * n_bins
+        block_weights = None if weights is None else weights[rows][block_rows]
+        block_counts, block_scores, _ = bin_sums(flat, n_groups * n_bins, scores, None, block_weights)
+        counts += block_counts
+        score_sums += block_scores
+        if subtract_first_bin:
+            entries_above += np.bincount(
+                columns,
+                weights=None if block_weights is None else block_weights > 0,
+                minlength=n_classes,
+            )
+            wide = block.astype(np.float64)
+            if weights is None:
+                column_totals += np.einsum("ij->j", wide)
+            else:
+                column_totals += np.einsum("i,ij->j", weights[rows], wide)
+
+    label_scores = _label_scores(prob, labels)
+    keep = label_scores > _cut_for(threshold, prob.dtype) if threshold > 0 else slice(None)
+    flat = assign_bins(label_scores[keep], edges, uniform)
+    if class_conditional:
+        flat += labels[keep] * n_bins
+    target_sums = np.bincount(
+        flat, weights=None if weights is None else weights[keep], minlength=n_groups * n_bins
+    ).astype(np.float64)
+
+    if subtract_first_bin:
+        counts = counts.reshape(n_groups, n_bins)
+        score_sums = score_sums.reshape(n_groups, n_bins)
+        if weights is None:
+            set_size = positive_rows = n_samples
+        else:
+            set_size, positive_rows = weights.sum(), np.count_nonzero(weights)
+        if class_conditional:
+            group_sizes = np.full(n_classes, float(set_size))
+            first_bin_entries = positive_rows - entries_above
+            group_totals = column_totals
+        else:
+            group_sizes = np.array([set_size * n_classes])
+            first_bin_entries = np.array([positive_rows * n_classes - entries_above.sum()])
+            group_totals = column_totals.sum(keepdims=True)
+        occupied = first_bin_entries > 0
+        counts[:, 0] = np.where(occupied, group_sizes - counts[:, 1:].sum(axis=1), 0.0)
+        score_sums[:, 0] = np.where(occupied, group_totals - score_sums[:, 1:].sum(axis=1), 0.0)
+    return counts.reshape(-1), score_sums.reshape(-1), target_sums
+
+
+def GCE(  # noqa: N802 - the metric's published name
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    class_conditional: bool = True,
+    adaptive_bins: bool = False,
+    top_k_classes: Union[int, str] = 1,
+    norm: Norm = 1,
+    thresholding: float = 0.0,
+    *,
+    logits: bool = False,
+    sample_weight: Optional[ArrayLike] = None,
+    bin: Union[int, ArrayLike, None] = None,  # noqa: A002 - spelling of the original README
+) -> float:
+    r"""General Calibration Error (Nixon et al. 2019), the engine behind every binned metric.
+
+    1. **Score set.** Row *i* keeps its ``top_k_classes`` largest entries (ties go to the
+       lower class index) or all K entries (``'all'``); with ``thresholding > 0`` entries
+       ``p <= thresholding`` are dropped too.  Entry *(i, k)* has score ``prob[i, k]`` and
+       target ``1[labels[i] == k]``.
+    2. **Grouping.** One pooled set, or one set :math:`S_k` per class (``class_conditional``).
+    3. **Per set**, with bins of width ``1 / bins`` or of equal mass,
+
+       .. math:: E = \sum_b \frac{n_b}{n}\,\lvert \bar y_b - \bar s_b \rvert^p
+                 \quad (p = 1, 2), \qquad E = \max_b \lvert \bar y_b - \bar s_b \rvert
+                 \quad (p = \infty).
+
+    4. **Reduce.** Pooled :math:`E^{1/p}`; class-conditional
+       :math:`(\frac1K \sum_k E_k)^{1/p}` (:math:`\max_k E_k` for the max norm), a class with
+       an empty set counting as 0.
+
+    Parameters
+    ----------
+    prob : array-like, shape (N, K) or (N,)
+        Predicted probabilities (rows sum to 1), or P(y = 1) of a binary task; logits with
+        ``logits=True``.
+    labels : array-like of int, shape (N,)
+        True classes in ``[0, K)``.
+    bins : int or array-like, default 15
+        Number of bins, or increasing equal-width edges from 0 to 1.  Equal-width bins are
+        ``(lo, hi]`` with 0 in the first bin.  ``bin=`` is accepted as a synonym.
+    class_conditional : bool, default True
+        One score set per class (averaged over the K classes) instead of one pooled set.
+    adaptive_bins : bool, default False
+        Equal-mass bins (Nixon et al.'s reference rule) instead of equal-width ones.
+    top_k_classes : int or 'all', default 1
+        How many of each row's largest entries enter the score set.
+    norm : {1, 2, 'inf'}, default 1
+        Norm over the bins; also ``'l1'``, ``'l2'``, ``'max'`` and ``np.inf``.
+    thresholding : float in [0, 1), default 0
+        Drop entries ``p <= thresholding`` (0 keeps everything, exact zeros included).
+    logits : bool, default False
+        ``prob`` holds logits; the softmax is applied first.  Never guessed.
+    sample_weight : array-like, shape (N,), optional
+        Non-negative weights; every count becomes a weighted count.
+    bin : int or array-like, optional
+        Synonym of ``bins``.
+
+    Returns
+    -------
+    float
+        The calibration error, in [0, 1].
+
+    See Also
+    --------
+    calibration_table : the per-(group, bin) table this value is reduced from.
+
+    Notes
+    -----
+    With thresholding each class is normalised by its own kept count, as Nixon et al.
+    define TACE and implement it; when nothing is dropped this equals the normalisation by
+    ``N * K`` of their written formula.  Equal-mass edges depend on the data, so with
+    weights they are the edges of the set in which each row is repeated ``weight`` times:
+    integer weights equal duplicated rows, but scaling all weights changes the edges.
+
+    References
+    ----------
+    .. [1] J. Nixon, M. W. Dusenberry, L. Zhang, G. Jerfel and D. Tran, "Measuring
+       Calibration in Deep Learning", CVPR Workshops, 2019.
+    .. [2] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of Modern Neural
+       Networks", ICML, 2017.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import GCE
+    >>> prob = [[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]]
+    >>> labels = [0, 1, 1, 0]
+    >>> GCE(prob, labels, bins=2, class_conditional=False)
+    0.25
+    >>> GCE(prob, labels, bins=2, class_conditional=True, top_k_classes="all")
+    0.25
+    """
+    if bin is not None:
+        if not (isinstance(bins, (int, np.integer)) and bins == 15):
+            raise TypeError("pass the number of bins as `bins` or as `bin`, not both.")
+        bins = bin
+    p = iv.check_norm(norm)
+    table = calibration_table(
+        prob,
+        labels,
+        bins,
+        class_conditional,
+        adaptive_bins,
+        top_k_classes,
+        thresholding,
+        logits=logits,
+        sample_weight=sample_weight,
+    )
+    return table.calibration_error(p)
+
+
+def ECE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N802
+    """Expected Calibration Error of the top label, equal-width bins (Naeini 2015; Guo 2017).
+
+    ``GCE(prob, labels, bins, class_conditional=False, adaptive_bins=False,
+    top_k_classes=1, norm=1)``:
+    :math:`\\sum_b \\frac{n_b}{N} |\\mathrm{acc}_b - \\mathrm{conf}_b|` over the bins of
+    the confidence ``max_k prob[i, k]``.
+
+    References
+    ----------
+    .. [1] M. P. Naeini, G. Cooper and M. Hauskrecht, "Obtaining Well Calibrated
+       Probabilities Using Bayesian Binning", AAAI, 2015.
+    .. [2] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of Modern Neural
+       Networks", ICML, 2017.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import ECE
+    >>> ECE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
+    0.25
+    """
+    return GCE(prob, labels, bins, False, False, 1, 1, 0.0, logits=logits, sample_weight=sample_weight)
+
+
+def RMSCE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N802
+    """Root-mean-square calibration error of the top label (Hendrycks et al. 2019).
+
+    ``GCE(..., class_conditional=False, top_k_classes=1, norm=2)``:
+    :math:`\\sqrt{\\sum_b \\frac{n_b}{N} (\\mathrm{acc}_b - \\mathrm{conf}_b)^2}`.
+
+    References
+    ----------
+    .. [1] D. Hendrycks, M. Mazeika and T. Dietterich, "Deep Anomaly Detection with Outlier
+       Exposure", ICLR, 2019.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import RMSCE
+    >>> RMSCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
+    0.25
+    """
+    return GCE(prob, labels, bins, False, False, 1, 2, 0.0, logits=logits, sample_weight=sample_weight)
+
+
+def MCE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N802
+    """Maximum Calibration Error of the top label (Naeini et al. 2015).
+
+    ``GCE(..., class_conditional=False, top_k_classes=1, norm='inf')``: the largest
+    ``|acc_b - conf_b|`` over the non-empty bins.
+
+    References
+    ----------
+    .. [1] M. P. Naeini, G. Cooper and M. Hauskrecht, "Obtaining Well Calibrated
+       Probabilities Using Bayesian Binning", AAAI, 2015.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import MCE
+    >>> MCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
+    0.25
+    """
+    return GCE(
+        prob, labels, bins, False, False, 1, "inf", 0.0, logits=logits, sample_weight=sample_weight
+    )
+
+
+def ACE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N802
+    """Adaptive Calibration Error (Nixon et al. 2019): class-wise, equal-mass bins.
+
+    ``GCE(..., class_conditional=True, adaptive_bins=True, top_k_classes='all', norm=1)``.
+    Not netcal's ``ACE`` (an unweighted average over bins).
+
+    References
+    ----------
+    .. [1] J. Nixon, M. W. Dusenberry, L. Zhang, G. Jerfel and D. Tran, "Measuring
+       Calibration in Deep Learning", CVPR Workshops, 2019.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import ACE
+    >>> ACE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
+    0.25
+    """
+    return GCE(
+        prob, labels, bins, True, True, "all", 1, 0.0, logits=logits, sample_weight=sample_weight
+    )
+
+
+def SCE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N802
+    """Static Calibration Error (Nixon et al. 2019), the class-wise ECE of Kull et al. 2019.
+
+    ``GCE(..., class_conditional=True, adaptive_bins=False, top_k_classes='all', norm=1)``:
+    the equal-width ECE of each class's column, averaged over the K classes.
+
+    References
+    ----------
+    .. [1] J. Nixon, M. W. Dusenberry, L. Zhang, G. Jerfel and D. Tran, "Measuring
+       Calibration in Deep Learning", CVPR Workshops, 2019.
+    .. [2] M. Kull, M. Perello-Nieto, M. Kängsepp, T. Silva Filho, H. Song and P. Flach,
+       "Beyond temperature scaling: Obtaining well-calibrated multiclass probabilities with
+       Dirichlet calibration", NeurIPS, 2019.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import SCE
+    >>> SCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
+    0.25
+    """
+    return GCE(
+        prob, labels, bins, True, False, "all", 1, 0.0, logits=logits, sample_weight=sample_weight
+    )
+
+
+def ToprCE(prob, labels, r=1, bins=15, *, logits=False, sample_weight=None):  # noqa: N802
+    """Top-r calibration error (Nixon et al. 2019): class-wise ECE of each row's r largest.
+
+    ``GCE(..., class_conditional=True, adaptive_bins=False, top_k_classes=r, norm=1)``.
+    Not the top-r error of Gupta et al. 2021, which uses only the r-th ranked prediction.
+
+    References
+    ----------
+    .. [1] J. Nixon, M. W. Dusenberry, L. Zhang, G. Jerfel and D. Tran, "Measuring
+       Calibration in Deep Learning", CVPR Workshops, 2019.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import ToprCE
+    >>> ToprCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], r=1, bins=2)
+    0.25
+    """
+    return GCE(
+        prob, labels, bins, True, False, r, 1, 0.0, logits=logits, sample_weight=sample_weight
+    )
+
+
+def TACE(prob, labels, bins=15, threshold=0.01, *, logits=False, sample_weight=None):  # noqa: N802
+    """Thresholded Adaptive Calibration Error (Nixon et al. 2019).
+
+    ``GCE(..., class_conditional=True, adaptive_bins=True, top_k_classes='all', norm=1,
+    thresholding=threshold)``: ACE over the entries above ``threshold`` (0.01 by default),
+    each class normalised by its own kept count.
+
+    References
+    ----------
+    .. [1] J. Nixon, M. W. Dusenberry, L. Zhang, G. Jerfel and D. Tran, "Measuring
+       Calibration in Deep Learning", CVPR Workshops, 2019.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import TACE
+    >>> TACE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
+    0.25
+    """
+    return GCE(
+        prob,
+        labels,
+        bins,
+        True,
+        True,
+        "all",
+        1,
+        threshold,
+        logits=logits,
+        sample_weight=sample_weight,
+    )
+
+
+def expected_calibration_error(prob, labels, bins=15, *, logits=False, sample_weight=None):
+    """Top-label expected calibration error; the same as :func:`ECE`.
+
+    Examples
+    --------
+    >>> from calibration_toolbox.metrics import expected_calibration_error
+    >>> expected_calibration_error([[0.9, 0.1], [0.6, 0.4]], [0, 1], bins=2)
+    0.25
+    """
+    return ECE(prob, labels, bins, logits=logits, sample_weight=sample_weight)

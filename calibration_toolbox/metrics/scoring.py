@@ -1,0 +1,143 @@
+"""Proper scoring rules: Brier score and negative log-likelihood."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import logsumexp
+
+from calibration_toolbox import _validation as iv
+
+__all__ = ["brier_score", "negative_log_likelihood"]
+
+
+def _weighted_mean(values: NDArray, weights: Optional[NDArray]) -> float:
+    if weights is None:
+        return float(np.mean(values))
+    # Rows of weight 0 are absent: an infinite loss there must not become 0 * inf = NaN.
+    positive = weights > 0
+    return float(np.dot(weights[positive], values[positive]) / weights.sum())
+
+
+def brier_score(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    *,
+    logits: bool = False,
+    sample_weight: Optional[ArrayLike] = None,
+) -> float:
+    r"""Multiclass Brier score (Brier 1950): mean squared distance to the one-hot label.
+
+    .. math:: \mathrm{BS} = \frac1N \sum_i \sum_k (p_{ik} - 1[y_i = k])^2 \in [0, 2].
+
+    On a binary task this is twice the single-probability form
+    :math:`\frac1N \sum_i (p_i - y_i)^2` of scikit-learn's ``brier_score_loss``, since both
+    columns contribute the same squared error.
+
+    Parameters
+    ----------
+    prob : array-like, shape (N, K) or (N,)
+        Probabilities (logits with ``logits=True``); a 1-D array is P(y = 1).
+    labels : array-like of int, shape (N,)
+        True classes.
+    logits : bool, default False
+        ``prob`` holds logits.
+    sample_weight : array-like, shape (N,), optional
+        Non-negative weights of a weighted mean over samples.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    .. [1] G. W. Brier, "Verification of forecasts expressed in terms of probability",
+       Monthly Weather Review 78(1), 1950.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import brier_score
+    >>> brier_score([[0.9, 0.1], [0.6, 0.4]], [0, 1])
+    0.37
+    >>> brier_score([0.1, 0.4], [0, 1])  # 1-D: P(y = 1), twice sklearn's 0.185
+    0.37
+    """
+    prob, _ = iv.check_prob(prob, logits=logits)
+    labels = iv.check_labels(labels, *prob.shape)
+    weights = iv.check_sample_weight(sample_weight, len(prob))
+    # sum_k (p_k - y_k)^2 = sum_k p_k^2 - 2 p_label + 1, in float64 row blocks.
+    squares = np.empty(len(prob))
+    for rows in iv.row_blocks(*prob.shape):
+        block = prob[rows].astype(np.float64)
+        squares[rows] = np.einsum("ij,ij->i", block, block)
+    label_prob = prob[np.arange(len(prob)), labels].astype(np.float64)
+    return _weighted_mean(squares - 2 * label_prob + 1, weights)
+
+
+def negative_log_likelihood(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    *,
+    logits: bool = False,
+    sample_weight: Optional[ArrayLike] = None,
+    eps: float = 1e-15,
+) -> float:
+    r"""Negative log-likelihood (log loss, cross-entropy) of the labels, in nats.
+
+    .. math:: \mathrm{NLL} = -\frac1N \sum_i \log p_{i, y_i}.
+
+    From logits it is computed exactly as ``logsumexp(z_i) - z_{i, y_i}`` (no softmax
+    round trip).  From probabilities, ``p`` is clipped below at ``eps`` so that a zero
+    probability on the label costs ``-log(eps)`` rather than infinity; ``eps=0`` gives the
+    unclipped value (``inf`` when a label has probability 0).  The rows are not renormalised
+    (old scikit-learn's ``log_loss`` clipped at 1e-15 *and* renormalised).
+
+    Parameters
+    ----------
+    prob : array-like, shape (N, K) or (N,)
+        Probabilities, or logits with ``logits=True``; a 1-D array is the positive class.
+    labels : array-like of int, shape (N,)
+        True classes.
+    logits : bool, default False
+        ``prob`` holds logits.
+    sample_weight : array-like, shape (N,), optional
+        Non-negative weights of a weighted mean over samples.
+    eps : float, default 1e-15
+        Lower clip of the label's probability (ignored for logits).
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    .. [1] I. J. Good, "Rational Decisions", Journal of the Royal Statistical Society B
+       14(1), 1952.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import negative_log_likelihood
+    >>> round(negative_log_likelihood([[0.9, 0.1], [0.6, 0.4]], [0, 1]), 6)
+    0.510826
+    >>> round(negative_log_likelihood([[2.0, 0.0], [0.5, 0.1]], [0, 1], logits=True), 6)
+    0.519972
+    """
+    if logits:
+        scores = iv.check_logits(prob, "prob")
+        labels = iv.check_labels(labels, *scores.shape)
+        weights = iv.check_sample_weight(sample_weight, len(scores))
+        losses = np.empty(len(scores))
+        for rows in iv.row_blocks(*scores.shape):
+            losses[rows] = logsumexp(scores[rows].astype(np.float64), axis=1)
+        losses -= scores[np.arange(len(scores)), labels]
+        return _weighted_mean(losses, weights)
+    if not isinstance(eps, (int, float, np.floating)) or not 0 <= eps < 1:
+        raise ValueError(f"`eps` must be a number in [0, 1); got {eps!r}.")
+    prob, _ = iv.check_prob(prob)
+    labels = iv.check_labels(labels, *prob.shape)
+    weights = iv.check_sample_weight(sample_weight, len(prob))
+    label_prob = np.maximum(prob[np.arange(len(prob)), labels].astype(np.float64), eps)
+    with np.errstate(divide="ignore"):
+        return _weighted_mean(-np.log(label_prob), weights)
