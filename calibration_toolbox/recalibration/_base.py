@@ -27,7 +27,7 @@ from scipy.special import softmax
 
 from calibration_toolbox._validation import NotFittedError
 
-__all__ = ["Recalibrator", "load_recalibrator"]
+__all__ = ["Recalibrator", "load_recalibrator", "normalised_log_probs"]
 
 _REGISTRY: dict[str, type[Recalibrator]] = {}
 _FORMAT = "calibration-toolbox/recalibrator"
@@ -169,6 +169,21 @@ class Recalibrator:
         """Read a recalibrator written by :meth:`save`."""
         with open(path, encoding="utf-8") as handle:
             return cls.from_dict(json.load(handle))
+
+
+def normalised_log_probs(columns: NDArray) -> NDArray:
+    """Log of one-vs-rest probabilities renormalised to sum to 1 per row.
+
+    ``columns[i, k]`` is a calibrated P(y = k) from the k-th binary problem.  A row whose
+    columns are all 0 becomes uniform (1 / K each) instead of 0 / 0; log(0) is -inf, which
+    ``softmax`` maps back to 0 exactly.
+    """
+    columns = np.asarray(columns, dtype=np.float64)
+    totals = columns.sum(axis=1, keepdims=True)
+    probs = np.full_like(columns, 1.0 / columns.shape[1])
+    np.divide(columns, totals, out=probs, where=totals > 0)
+    with np.errstate(divide="ignore"):
+        return np.log(probs)
 
 
 def load_recalibrator(path: Union[str, os.PathLike]) -> Recalibrator:

@@ -1,0 +1,56 @@
+"""Shared fixtures: seeded generators, the real saved predictions, hypothesis profiles."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+# Deterministic by default so CI is reproducible; HYPOTHESIS_PROFILE=explore searches more.
+settings.register_profile(
+    "ci", derandomize=True, max_examples=60, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("explore", max_examples=1000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# ../shared/data beside the checkout (CI lays a copy of shared/ there); override with
+# CALIBRATION_TOOLBOX_DATA.
+DATA_DIR = Path(
+    os.environ.get(
+        "CALIBRATION_TOOLBOX_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"
+    )
+)
+
+REAL_FILES = {
+    "lenet-5-cifar-10": ("predictions", "ground_truth"),
+    "wideresnet-16-4-cifar-10": ("predictions", "ground_truth"),
+    "lenet-5-cifar-100": ("predictions", "ground_truth"),
+    "wideresnet-16-4-cifar-100": ("predictions", "ground_truth"),
+    "densenet-bc-100-cifar-100": ("predictions", "ground_truth"),
+    "vgg16-cifar-10": ("probs_test", "y_test"),
+}
+
+
+def load_real(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(float32 probabilities, int64 labels) of one shared file; skips when absent."""
+    path = DATA_DIR / f"{name}.npz"
+    if not path.exists():
+        pytest.skip(f"real predictions not found at {path}")
+    prob_key, label_key = REAL_FILES[name]
+    with np.load(path, allow_pickle=False) as data:
+        return data[prob_key], data[label_key]
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(20261130)
+
+
+@pytest.fixture(params=sorted(REAL_FILES))
+def real_predictions(request) -> tuple[str, np.ndarray, np.ndarray]:
+    prob, labels = load_real(request.param)
+    return request.param, prob, labels
