@@ -13,8 +13,8 @@ from calibration_toolbox.metrics import (
     TACE,
     CalibrationTable,
     ToprCE,
-    calibration_table,
     brier_score,
+    calibration_table,
     expected_calibration_error,
     negative_log_likelihood,
 )

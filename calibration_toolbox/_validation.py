@@ -13,7 +13,7 @@ what the top-label metrics need.
 from __future__ import annotations
 
 import numbers
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -64,9 +64,7 @@ def _as_real_array(value: ArrayLike, name: str) -> NDArray:
         array = np.asarray(value)
     except (ValueError, TypeError) as exc:  # ragged nested lists
         raise ValueError(f"`{name}` must be a rectangular numeric array; {exc}") from None
-    if array.dtype == object or not (
-        np.issubdtype(array.dtype, np.number) or array.dtype == bool
-    ):
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
         raise TypeError(f"`{name}` must hold real numbers; got an array of dtype {array.dtype}.")
     if np.issubdtype(array.dtype, np.complexfloating):
         raise TypeError(f"`{name}` must hold real numbers; got an array of dtype {array.dtype}.")
@@ -86,7 +84,7 @@ def check_prob(
     logits: bool = False,
     name: str = "prob",
     top_label: bool = False,
-) -> tuple[NDArray, Optional[TopLabel]]:
+) -> tuple[NDArray, TopLabel | None]:
     """Validate probabilities (or logits) and return an ``(N, K)`` float array.
 
     Parameters
@@ -113,9 +111,7 @@ def check_prob(
     if not isinstance(logits, (bool, np.bool_)):
         raise TypeError(f"`logits` must be True or False; got {_describe(logits)}.")
     if logits:
-        return _check_distribution_rows(
-            softmax(check_logits(prob, name), axis=1), name, top_label
-        )
+        return _check_distribution_rows(softmax(check_logits(prob, name), axis=1), name, top_label)
     array = _as_float_array(prob, name, "probabilities")
     if array.ndim == 1:
         if not (array.min() >= 0 and array.max() <= 1):
@@ -163,7 +159,9 @@ def _raise_range(array: NDArray, name: str) -> None:
     flat = array.reshape(len(array), -1)
     bad_nan = np.isnan(flat).any(axis=1)
     if bad_nan.any():
-        raise ValueError(f"`{name}` must not contain NaN; row {int(np.flatnonzero(bad_nan)[0])} does.")
+        raise ValueError(
+            f"`{name}` must not contain NaN; row {int(np.flatnonzero(bad_nan)[0])} does."
+        )
     if np.isinf(flat).any():
         row = int(np.flatnonzero(np.isinf(flat).any(axis=1))[0])
         raise ValueError(
@@ -195,15 +193,19 @@ def row_max(block: NDArray, out: NDArray) -> NDArray:
 
 def _check_distribution_rows(
     array: NDArray, name: str, top_label: bool
-) -> tuple[NDArray, Optional[TopLabel]]:
+) -> tuple[NDArray, TopLabel | None]:
     n_rows, n_classes = array.shape
     tolerance = ROW_SUM_TOLERANCE[array.dtype]
     confidence = np.empty(n_rows, dtype=array.dtype) if top_label else None
     tied_blocks = []
-    block_max_buffer = np.empty(min(n_rows, max(1, _BLOCK_ELEMENTS // n_classes)), dtype=array.dtype)
+    block_max_buffer = np.empty(
+        min(n_rows, max(1, _BLOCK_ELEMENTS // n_classes)), dtype=array.dtype
+    )
     for rows in row_blocks(n_rows, n_classes):
         block = array[rows]
-        block_max = row_max(block, confidence[rows] if top_label else block_max_buffer[: len(block)])
+        block_max = row_max(
+            block, confidence[rows] if top_label else block_max_buffer[: len(block)]
+        )
         # NaN propagates through min/max, so one comparison catches NaN, inf and range.
         if not (block.min() >= 0 and block_max.max() <= 1):
             _raise_range(array, name)
@@ -227,7 +229,9 @@ def _check_distribution_rows(
     return array, TopLabel(confidence, tied_rows)
 
 
-def check_labels(labels: ArrayLike, n_samples: int, n_classes: int, name: str = "labels") -> NDArray:
+def check_labels(
+    labels: ArrayLike, n_samples: int, n_classes: int, name: str = "labels"
+) -> NDArray:
     """Validate integer class labels in ``[0, n_classes)`` and return them as ``intp``."""
     array = _as_real_array(labels, name)
     if array.dtype == bool:
@@ -260,7 +264,7 @@ def check_labels(labels: ArrayLike, n_samples: int, n_classes: int, name: str = 
     return array.astype(np.intp, copy=False)
 
 
-def check_sample_weight(sample_weight: Optional[ArrayLike], n_samples: int) -> Optional[NDArray]:
+def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDArray | None:
     """Validate non-negative finite weights with a positive sum; ``None`` stays ``None``."""
     if sample_weight is None:
         return None
@@ -322,7 +326,7 @@ def check_norm(norm: object) -> float:
     raise ValueError(f"`norm` must be 1, 2 or 'inf' (also 'l1', 'l2', 'max'); got {norm!r}.")
 
 
-def check_top_k(top_k_classes: object, n_classes: int) -> Optional[int]:
+def check_top_k(top_k_classes: object, n_classes: int) -> int | None:
     """Return the number of top classes kept per row, or ``None`` for all classes."""
     if isinstance(top_k_classes, str):
         if top_k_classes == "all":
@@ -351,7 +355,9 @@ def check_top_k(top_k_classes: object, n_classes: int) -> Optional[int]:
 def check_thresholding(thresholding: object) -> float:
     """Return the threshold as a float in [0, 1)."""
     if isinstance(thresholding, (bool, np.bool_)) or not isinstance(thresholding, numbers.Real):
-        raise TypeError(f"`thresholding` must be a number in [0, 1); got {_describe(thresholding)}.")
+        raise TypeError(
+            f"`thresholding` must be a number in [0, 1); got {_describe(thresholding)}."
+        )
     value = float(thresholding)
     if not 0 <= value < 1:
         raise ValueError(f"`thresholding` must be a number in [0, 1); got {thresholding!r}.")

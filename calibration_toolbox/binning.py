@@ -15,8 +15,6 @@ bin), so tables from disjoint batches can be added.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 from numpy.typing import NDArray
 
@@ -34,7 +32,7 @@ def is_uniform(edges: NDArray) -> bool:
     return bool(np.array_equal(edges, np.linspace(0.0, 1.0, len(edges))))
 
 
-def assign_bins(scores: NDArray, edges: NDArray, uniform: Optional[bool] = None) -> NDArray:
+def assign_bins(scores: NDArray, edges: NDArray, uniform: bool | None = None) -> NDArray:
     """Equal-width bin index of each score: bin ``b`` is ``(edges[b], edges[b + 1]]``.
 
     Scores at or below ``edges[1]`` (0 included) go to bin 0.  With uniform edges the index
@@ -73,7 +71,7 @@ def grouped_searchsorted(
     sorted_groups = groups[order]
     present = np.flatnonzero(np.bincount(sorted_groups, minlength=len(edges)))
     bounds = np.searchsorted(sorted_groups, np.append(present, len(edges)))
-    for group, start, stop in zip(present, bounds[:-1], bounds[1:]):
+    for group, start, stop in zip(present, bounds[:-1], bounds[1:], strict=False):
         rows = order[start:stop]
         result[rows] = np.searchsorted(edges[group], values[rows], side=side)
     return result
@@ -84,7 +82,7 @@ def adaptive_edges(
     starts: NDArray,
     stops: NDArray,
     n_bins: int,
-    cumulative_weight: Optional[NDArray] = None,
+    cumulative_weight: NDArray | None = None,
 ) -> tuple[NDArray, NDArray]:
     """Equal-mass edges of several score sets stored as sorted runs of one array.
 
@@ -134,9 +132,9 @@ def bin_sums(
     flat_index: NDArray,
     n_cells: int,
     scores: NDArray,
-    targets: Optional[NDArray],
-    weights: Optional[NDArray],
-) -> tuple[NDArray, NDArray, Optional[NDArray]]:
+    targets: NDArray | None,
+    weights: NDArray | None,
+) -> tuple[NDArray, NDArray, NDArray | None]:
     """Weighted count, score sum and target sum per cell of a flattened (group, bin) index."""
     counts = np.bincount(flat_index, weights=weights, minlength=n_cells).astype(
         np.float64, copy=False

@@ -11,7 +11,10 @@ from hypothesis import HealthCheck, settings
 
 # Deterministic by default so CI is reproducible; HYPOTHESIS_PROFILE=explore searches more.
 settings.register_profile(
-    "ci", derandomize=True, max_examples=60, deadline=None,
+    "ci",
+    derandomize=True,
+    max_examples=60,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("explore", max_examples=1000, deadline=None)

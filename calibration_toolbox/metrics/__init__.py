@@ -25,8 +25,8 @@ __all__ = [
     "TACE",
     "CalibrationTable",
     "ToprCE",
-    "calibration_table",
     "brier_score",
+    "calibration_table",
     "expected_calibration_error",
     "negative_log_likelihood",
 ]

@@ -8,7 +8,7 @@ the norm.  The conventions are those of the README's *Conventions* section.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -120,7 +120,9 @@ class CalibrationTable:
         nonempty = self.counts > 0
         # |T/n - S/n| computed as |T - S| / n: one division per bin.
         gaps = np.zeros_like(self.counts)
-        np.divide(np.abs(self.target_sums - self.score_sums), self.counts, out=gaps, where=nonempty)
+        np.divide(
+            np.abs(self.target_sums - self.score_sums), self.counts, out=gaps, where=nonempty
+        )
         if p == np.inf:
             per_group = gaps.max(axis=1)
             return float(per_group.max())
@@ -154,7 +156,7 @@ def calibration_table(
     thresholding: float = 0.0,
     *,
     logits: bool = False,
-    sample_weight: Optional[ArrayLike] = None,
+    sample_weight: ArrayLike | None = None,
 ) -> CalibrationTable:
     """Per-(group, bin) table of weighted counts, score sums and target sums.
 
@@ -284,7 +286,10 @@ def _equal_mass_sums(groups, scores, targets, weights, n_groups, n_bins):
     if weights is not None:
         positive = weights > 0
         groups, scores, targets, weights = (
-            groups[positive], scores[positive], targets[positive], weights[positive]
+            groups[positive],
+            scores[positive],
+            targets[positive],
+            weights[positive],
         )
     order = np.lexsort((scores, groups))
     sorted_scores = scores[order]
@@ -366,7 +371,9 @@ def _all_entries_equal_width(prob, labels, weights, edges, uniform, class_condit
         if class_conditional:
             flat += columns * n_bins
         block_weights = None if weights is None else weights[rows][block_rows]
-        block_counts, block_scores, _ = bin_sums(flat, n_groups * n_bins, scores, None, block_weights)
+        block_counts, block_scores, _ = bin_sums(
+            flat, n_groups * n_bins, scores, None, block_weights
+        )
         counts += block_counts
         score_sums += block_scores
         if subtract_first_bin:
@@ -411,7 +418,7 @@ def _all_entries_equal_width(prob, labels, weights, edges, uniform, class_condit
     return counts.reshape(-1), score_sums.reshape(-1), target_sums
 
 
-def GCE(  # noqa: N802 - the metric's published name
+def GCE(
     prob: ArrayLike,
     labels: ArrayLike,
     bins: Union[int, ArrayLike] = 15,
@@ -422,8 +429,8 @@ def GCE(  # noqa: N802 - the metric's published name
     thresholding: float = 0.0,
     *,
     logits: bool = False,
-    sample_weight: Optional[ArrayLike] = None,
-    bin: Union[int, ArrayLike, None] = None,  # noqa: A002 - spelling of the original README
+    sample_weight: ArrayLike | None = None,
+    bin: Union[int, ArrayLike, None] = None,
 ) -> float:
     r"""General Calibration Error (Nixon et al. 2019), the engine behind every binned metric.
 
@@ -522,8 +529,8 @@ def GCE(  # noqa: N802 - the metric's published name
     return table.calibration_error(p)
 
 
-def ECE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N802
-    """Expected Calibration Error of the top label, equal-width bins (Naeini 2015; Guo 2017).
+def ECE(prob, labels, bins=15, *, logits=False, sample_weight=None):
+    r"""Expected Calibration Error of the top label, equal-width bins (Naeini 2015; Guo 2017).
 
     ``GCE(prob, labels, bins, class_conditional=False, adaptive_bins=False,
     top_k_classes=1, norm=1)``:
@@ -543,11 +550,13 @@ def ECE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N8
     >>> ECE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
     0.25
     """
-    return GCE(prob, labels, bins, False, False, 1, 1, 0.0, logits=logits, sample_weight=sample_weight)
+    return GCE(
+        prob, labels, bins, False, False, 1, 1, 0.0, logits=logits, sample_weight=sample_weight
+    )
 
 
-def RMSCE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N802
-    """Root-mean-square calibration error of the top label (Hendrycks et al. 2019).
+def RMSCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
+    r"""Root-mean-square calibration error of the top label (Hendrycks et al. 2019).
 
     ``GCE(..., class_conditional=False, top_k_classes=1, norm=2)``:
     :math:`\\sqrt{\\sum_b \\frac{n_b}{N} (\\mathrm{acc}_b - \\mathrm{conf}_b)^2}`.
@@ -563,10 +572,12 @@ def RMSCE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: 
     >>> RMSCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
     0.25
     """
-    return GCE(prob, labels, bins, False, False, 1, 2, 0.0, logits=logits, sample_weight=sample_weight)
+    return GCE(
+        prob, labels, bins, False, False, 1, 2, 0.0, logits=logits, sample_weight=sample_weight
+    )
 
 
-def MCE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N802
+def MCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     """Maximum Calibration Error of the top label (Naeini et al. 2015).
 
     ``GCE(..., class_conditional=False, top_k_classes=1, norm='inf')``: the largest
@@ -588,7 +599,7 @@ def MCE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N8
     )
 
 
-def ACE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N802
+def ACE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     """Adaptive Calibration Error (Nixon et al. 2019): class-wise, equal-mass bins.
 
     ``GCE(..., class_conditional=True, adaptive_bins=True, top_k_classes='all', norm=1)``.
@@ -610,7 +621,7 @@ def ACE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N8
     )
 
 
-def SCE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N802
+def SCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     """Static Calibration Error (Nixon et al. 2019), the class-wise ECE of Kull et al. 2019.
 
     ``GCE(..., class_conditional=True, adaptive_bins=False, top_k_classes='all', norm=1)``:
@@ -635,7 +646,7 @@ def SCE(prob, labels, bins=15, *, logits=False, sample_weight=None):  # noqa: N8
     )
 
 
-def ToprCE(prob, labels, r=1, bins=15, *, logits=False, sample_weight=None):  # noqa: N802
+def ToprCE(prob, labels, r=1, bins=15, *, logits=False, sample_weight=None):
     """Top-r calibration error (Nixon et al. 2019): class-wise ECE of each row's r largest.
 
     ``GCE(..., class_conditional=True, adaptive_bins=False, top_k_classes=r, norm=1)``.
@@ -657,7 +668,7 @@ def ToprCE(prob, labels, r=1, bins=15, *, logits=False, sample_weight=None):  # 
     )
 
 
-def TACE(prob, labels, bins=15, threshold=0.01, *, logits=False, sample_weight=None):  # noqa: N802
+def TACE(prob, labels, bins=15, threshold=0.01, *, logits=False, sample_weight=None):
     """Thresholded Adaptive Calibration Error (Nixon et al. 2019).
 
     ``GCE(..., class_conditional=True, adaptive_bins=True, top_k_classes='all', norm=1,

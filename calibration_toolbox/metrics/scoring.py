@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
@@ -13,7 +11,7 @@ from calibration_toolbox import _validation as iv
 __all__ = ["brier_score", "negative_log_likelihood"]
 
 
-def _weighted_mean(values: NDArray, weights: Optional[NDArray]) -> float:
+def _weighted_mean(values: NDArray, weights: NDArray | None) -> float:
     if weights is None:
         return float(np.mean(values))
     # Rows of weight 0 are absent: an infinite loss there must not become 0 * inf = NaN.
@@ -26,7 +24,7 @@ def brier_score(
     labels: ArrayLike,
     *,
     logits: bool = False,
-    sample_weight: Optional[ArrayLike] = None,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Multiclass Brier score (Brier 1950): mean squared distance to the one-hot label.
 
@@ -81,7 +79,7 @@ def negative_log_likelihood(
     labels: ArrayLike,
     *,
     logits: bool = False,
-    sample_weight: Optional[ArrayLike] = None,
+    sample_weight: ArrayLike | None = None,
     eps: float = 1e-15,
 ) -> float:
     r"""Negative log-likelihood (log loss, cross-entropy) of the labels, in nats.

@@ -123,16 +123,23 @@ class Recalibrator:
         for name in self._fitted_attributes:
             value = getattr(self, name)
             if isinstance(value, np.ndarray):
-                fitted[name] = {"dtype": value.dtype.str, "shape": value.shape,
-                                "data": value.reshape(-1).tolist()}
+                fitted[name] = {
+                    "dtype": value.dtype.str,
+                    "shape": value.shape,
+                    "data": value.reshape(-1).tolist(),
+                }
             else:
                 fitted[name] = value.item() if isinstance(value, np.generic) else value
         params = {
             name: (list(value) if isinstance(value, tuple) else value)
             for name, value in self.get_params().items()
         }
-        return {"format": _FORMAT, "class": type(self).__name__, "params": params,
-                "fitted": fitted}
+        return {
+            "format": _FORMAT,
+            "class": type(self).__name__,
+            "params": params,
+            "fitted": fitted,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Recalibrator:
@@ -141,9 +148,7 @@ class Recalibrator:
             raise ValueError("`data` is not a recalibrator description written by `to_dict`.")
         target = _REGISTRY.get(data.get("class"))
         if target is None or not issubclass(target, cls):
-            raise ValueError(
-                f"`data` describes a {data.get('class')!r}, not a {cls.__name__}."
-            )
+            raise ValueError(f"`data` describes a {data.get('class')!r}, not a {cls.__name__}.")
         defaults = inspect.signature(target.__init__).parameters
         params = {
             name: (tuple(value) if isinstance(defaults[name].default, tuple) else value)

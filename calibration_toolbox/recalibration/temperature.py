@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import warnings
-from typing import Optional
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -24,7 +23,7 @@ class _TemperatureNLL:
     ``beta``.  One pass over the logits, in float64 row blocks, gives all three values.
     """
 
-    def __init__(self, logits: NDArray, labels: NDArray, weights: Optional[NDArray]):
+    def __init__(self, logits: NDArray, labels: NDArray, weights: NDArray | None):
         self.logits = logits
         n_samples, n_classes = logits.shape
         self.row_max = np.empty(n_samples)
@@ -127,13 +126,12 @@ class TemperatureScaling(Recalibrator):
             ) from None
         if not (0 < low <= 1 <= high < np.inf):
             raise ValueError(
-                "`temperature_bounds` must satisfy 0 < low <= 1 <= high < inf; "
-                f"got {bounds!r}."
+                f"`temperature_bounds` must satisfy 0 < low <= 1 <= high < inf; got {bounds!r}."
             )
         return low, high
 
     def fit(
-        self, X: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLike] = None
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> TemperatureScaling:
         """Fit ``T`` on calibration logits ``X`` (N, K) and labels ``y`` (N,)."""
         low, high = self._check_bounds()
@@ -172,7 +170,11 @@ class TemperatureScaling(Recalibrator):
             return np.array([[beta * gradient + beta**2 * curvature]])
 
         result = minimize(
-            fun, np.zeros(1), jac=True, hess=hess, method="trust-exact",
+            fun,
+            np.zeros(1),
+            jac=True,
+            hess=hess,
+            method="trust-exact",
             options={"gtol": 1e-10, "maxiter": 200},
         )
         # trust-exact may stop on a rounding-limited step once the gradient is negligible.
