@@ -71,7 +71,7 @@ def grouped_searchsorted(
     sorted_groups = groups[order]
     present = np.flatnonzero(np.bincount(sorted_groups, minlength=len(edges)))
     bounds = np.searchsorted(sorted_groups, np.append(present, len(edges)))
-    for group, start, stop in zip(present, bounds[:-1], bounds[1:], strict=False):
+    for group, start, stop in zip(present, bounds[:-1], bounds[1:], strict=True):
         rows = order[start:stop]
         result[rows] = np.searchsorted(edges[group], values[rows], side=side)
     return result

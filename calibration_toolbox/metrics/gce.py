@@ -269,7 +269,7 @@ def _score_set(prob, labels, weights, top, top_k, class_conditional, threshold):
             columns = order.reshape(-1)
         scores = prob[rows, columns]
         targets = labels[rows] == columns
-        groups = columns
+        groups = columns if class_conditional else None
     entry_weights = None if weights is None else (weights if rows is None else weights[rows])
     if threshold > 0:
         keep = scores > _cut_for(threshold, scores.dtype)
@@ -354,7 +354,7 @@ def _all_entries_equal_width(prob, labels, weights, edges, uniform, class_condit
     n_samples, n_classes = prob.shape
     n_bins = len(edges) - 1
     n_groups = n_classes if class_conditional else 1
-    subtract_first_bin = threshold == 0 and n_bins > 1
+    subtract_first_bin = threshold == 0
     cut = _cut_for(edges[1] if subtract_first_bin else threshold, prob.dtype)
     counts = np.zeros(n_groups * n_bins)
     score_sums = np.zeros(n_groups * n_bins)

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import minimize
+from scipy.optimize import minimize, root_scalar
 
 from calibration_toolbox import _validation as iv
 from calibration_toolbox.recalibration._base import Recalibrator
@@ -17,22 +17,36 @@ __all__ = ["TemperatureScaling"]
 class _TemperatureNLL:
     """Weighted mean NLL of ``softmax(beta * z)`` and its first two derivatives in ``beta``.
 
-    With ``d = z - max(z)`` (per row) and ``m = max(z) - z_label`` the loss of a row is
-    ``log sum_k exp(beta d_k) + beta m``; its derivative is ``E[d] + m`` and its second
-    derivative ``Var[d] >= 0`` under ``softmax(beta z)``, so the loss is convex in
-    ``beta``.  One pass over the logits, in float64 row blocks, gives all three values.
+    With a per-row shift ``c`` (the row maximum for ``beta >= 0``, the minimum otherwise,
+    so that ``beta * (z - c) <= 0`` never overflows), ``d = z - c`` and
+    ``m = c - z_label``, the loss of a row is ``log sum_k exp(beta d_k) + beta m``; its
+    derivative is ``E[d] + m`` and its second derivative ``Var[d] >= 0`` under
+    ``softmax(beta z)``: the loss is convex in ``beta``.  One pass over the logits, in
+    float64 row blocks, gives all three values.
     """
 
     def __init__(self, logits: NDArray, labels: NDArray, weights: NDArray | None):
         self.logits = logits
-        n_samples, n_classes = logits.shape
-        self.row_max = np.empty(n_samples)
-        for rows in iv.row_blocks(n_samples, n_classes):
-            iv.row_max(logits[rows], self.row_max[rows])
-        self.margin = self.row_max - logits[np.arange(n_samples), labels]
+        self.labels = labels
+        self.label_logits = logits[np.arange(len(labels)), labels].astype(np.float64)
         self.weights = None if weights is None else weights / weights.sum()
         self.passes = 0
-        self._cache: tuple[float, tuple[float, float, float]] = (np.nan, (0.0, 0.0, 0.0))
+        self._shifts: dict[bool, NDArray] = {}
+        self._cache: dict[float, tuple[float, float, float]] = {}
+
+    def shift(self, positive: bool) -> NDArray:
+        """Row maximum (``positive``) or row minimum of the logits, computed once."""
+        if positive not in self._shifts:
+            n_samples, n_classes = self.logits.shape
+            rows_extreme = np.empty(n_samples)
+            for rows in iv.row_blocks(n_samples, n_classes):
+                block = self.logits[rows]
+                if positive:
+                    iv.row_max(block, rows_extreme[rows])
+                else:
+                    np.negative(iv.row_max(-block, rows_extreme[rows]), out=rows_extreme[rows])
+            self._shifts[positive] = rows_extreme
+        return self._shifts[positive]
 
     def _mean(self, values: NDArray) -> float:
         if self.weights is None:
@@ -40,16 +54,17 @@ class _TemperatureNLL:
         return float(np.dot(self.weights, values))
 
     def __call__(self, beta: float) -> tuple[float, float, float]:
-        if beta == self._cache[0]:
-            return self._cache[1]
+        if beta in self._cache:  # the optimisers ask for f, f' and f'' at the same points
+            return self._cache[beta]
         self.passes += 1
+        shift = self.shift(beta >= 0)
         n_samples, n_classes = self.logits.shape
         loss = np.empty(n_samples)
         mean_d = np.empty(n_samples)
         var_d = np.empty(n_samples)
         for rows in iv.row_blocks(n_samples, n_classes):
             d = self.logits[rows].astype(np.float64)
-            d -= self.row_max[rows, None]
+            d -= shift[rows, None]
             e = np.exp(beta * d)
             s0 = np.einsum("ij->i", e)
             e *= d
@@ -58,10 +73,11 @@ class _TemperatureNLL:
             np.log(s0, out=loss[rows])
             np.divide(s1, s0, out=mean_d[rows])
             np.subtract(s2 / s0, mean_d[rows] ** 2, out=var_d[rows])
-        loss += beta * self.margin
-        mean_d += self.margin
+        margin = shift - self.label_logits
+        loss += beta * margin
+        mean_d += margin
         values = (self._mean(loss), self._mean(mean_d), self._mean(var_d))
-        self._cache = (beta, values)
+        self._cache[beta] = values
         return values
 
 
@@ -140,7 +156,8 @@ class TemperatureScaling(Recalibrator):
         weights = iv.check_sample_weight(sample_weight, len(logits))
         objective = _TemperatureNLL(logits, labels, weights)
         positive = slice(None) if weights is None else weights > 0
-        if not objective.margin[positive].any():
+        margin = objective.shift(True) - objective.label_logits
+        if not margin[positive].any():
             warnings.warn(
                 "the logits rank every calibration label first (the set is separated "
                 "perfectly), so the likelihood keeps growing as T -> 0; T is set to its lower "
@@ -158,39 +175,42 @@ class TemperatureScaling(Recalibrator):
 
     @staticmethod
     def _minimise(objective: _TemperatureNLL, low: float, high: float) -> float:
-        # u = log(beta): beta stays positive; derivatives by the chain rule.
-        def fun(u):
-            beta = np.exp(u[0])
-            loss, gradient, _ = objective(beta)
-            return loss, np.array([beta * gradient])
-
-        def hess(u):
-            beta = np.exp(u[0])
-            _, gradient, curvature = objective(beta)
-            return np.array([[beta * gradient + beta**2 * curvature]])
-
+        # Newton's method with a trust region on the convex loss in beta = 1 / T, from T = 1.
         result = minimize(
-            fun,
-            np.zeros(1),
+            lambda beta: objective(beta[0])[:2],
+            np.ones(1),
             jac=True,
-            hess=hess,
+            hess=lambda beta: np.array([[objective(beta[0])[2]]]),
             method="trust-exact",
-            options={"gtol": 1e-10, "maxiter": 200},
+            options={"gtol": 1e-12, "maxiter": 200},
         )
-        # trust-exact may stop on a rounding-limited step once the gradient is negligible.
-        if not result.success and abs(result.jac[0]) > 1e-8:
-            raise RuntimeError(f"temperature scaling did not converge: {result.message}")
-        temperature = float(np.exp(-result.x[0]))
-        if not low <= temperature <= high:
-            bound = low if temperature < low else high
+        beta = float(result.x[0])
+        if not result.success and not (beta <= 1 / high or beta >= 1 / low):
+            # trust-exact stops once f no longer resolves its steps (f is flat to rounding
+            # there) although f' still does: finish the root of f' with Newton's method.
+            polished = root_scalar(
+                lambda b: objective(b)[1],
+                fprime=lambda b: objective(b)[2],
+                x0=beta,
+                method="newton",
+                xtol=1e-300,
+                rtol=1e-14,
+                maxiter=20,
+            )
+            if not polished.converged:
+                raise RuntimeError(f"temperature scaling did not converge: {result.message}")
+            beta = float(polished.root)
+        if beta <= 1 / high or beta >= 1 / low:
+            bound = high if beta <= 1 / high else low
+            found = "inf" if beta <= 0 else f"{1 / beta:.3g}"
             warnings.warn(
-                f"the optimal temperature {temperature:.3g} lies outside temperature_bounds "
+                f"the optimal temperature {found} lies outside temperature_bounds "
                 f"({low:g}, {high:g}); T is set to {bound:g}.",
                 UserWarning,
                 stacklevel=3,
             )
-            temperature = bound
-        return temperature
+            return bound
+        return 1 / beta
 
     def _calibrated_logits(self, X: ArrayLike) -> NDArray:
         logits = iv.check_logits(X, "X")

@@ -1,0 +1,165 @@
+"""Every bad input gets a ValueError/TypeError naming the argument (one test per message).
+
+pytest runs with ``filterwarnings = error``, so any NumPy warning on the way fails too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calibration_toolbox import (
+    ECE,
+    GCE,
+    SCE,
+    TemperatureScaling,
+    brier_score,
+    calibration_table,
+    negative_log_likelihood,
+)
+
+PROB = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.5, 0.25, 0.25]])
+LABELS = np.array([0, 1, 2, 1])
+
+
+def with_value(row, column, value):
+    prob = PROB.copy()
+    prob[row, column] = value
+    return prob
+
+
+PROB_ERRORS = [
+    (with_value(1, 2, np.nan), ValueError, r"`prob` must not contain NaN; row 1"),
+    (with_value(2, 0, np.inf), ValueError, r"`prob` must not contain inf; row 2.*logits=True"),
+    (with_value(3, 1, -0.25), ValueError, r"`prob` must hold probabilities in \[0, 1\]; row 3"),
+    (with_value(0, 0, 1.5), ValueError, r"`prob` must hold probabilities in \[0, 1\]; row 0"),
+    (with_value(2, 2, 0.5), ValueError, r"rows of `prob` must sum to 1.*row 2 sums to 1.1"),
+    (PROB * 3 - 1.0, ValueError, r"`prob` must hold probabilities.*pass logits=True"),
+    (PROB[None], ValueError, r"`prob` must be a 2-D array .* got shape \(1, 4, 3\)"),
+    (np.float64(0.5), ValueError, r"`prob` must be a 2-D array .* got shape \(\)"),
+    (np.empty((0, 3)), ValueError, r"`prob` is empty"),
+    (np.empty((4, 0)), ValueError, r"`prob` must have n_classes >= 2 columns; got 0"),
+    ([[0.5, 0.5], [1.0]], ValueError, r"`prob` must be a rectangular numeric array"),
+    (np.array([["a", "b"]] * 4), TypeError, r"`prob` must hold real numbers; got .*<U1"),
+    (PROB.astype(complex), TypeError, r"`prob` must hold real numbers; got .*complex128"),
+    (np.array([0.2, 1.2, 0.5, 0.1]), ValueError, r"`prob` must hold probabilities in \[0, 1\]"),
+    (np.array([0.2, np.nan, 0.5, 0.1]), ValueError, r"`prob` must not contain NaN; row 1"),
+]
+
+
+@pytest.mark.parametrize(("prob", "error", "message"), PROB_ERRORS)
+def test_bad_probabilities(prob, error, message):
+    with pytest.raises(error, match=message):
+        ECE(prob, LABELS)
+
+
+def test_float32_row_sum_tolerance_is_named():
+    prob = PROB.astype(np.float32)
+    prob[0, 0] += 1e-3
+    with pytest.raises(ValueError, match=r"within 0.0001 for float32"):
+        SCE(prob, LABELS)
+    prob[0, 0] -= 1e-3 - 5e-5  # within tolerance: accepted
+    SCE(prob, LABELS)
+
+
+@pytest.mark.parametrize("logits", [with_value(1, 1, np.nan), with_value(0, 2, -np.inf)])
+def test_bad_logits(logits):
+    with pytest.raises(ValueError, match=r"`prob` must be finite; row [01] holds NaN or inf"):
+        ECE(logits, LABELS, logits=True)
+    with pytest.raises(ValueError, match=r"`X` must be finite"):
+        TemperatureScaling().fit(logits, LABELS)
+
+
+def test_logits_flag_must_be_boolean():
+    with pytest.raises(TypeError, match=r"`logits` must be True or False; got 'yes'"):
+        ECE(PROB, LABELS, logits="yes")
+
+
+LABEL_ERRORS = [
+    (
+        [0, 1, 2],
+        ValueError,
+        r"`labels` must have one entry per row of the predictions \(4\); got 3",
+    ),
+    ([[0, 1], [2, 1]], ValueError, r"`labels` must be a 1-D array of class indices"),
+    ([0, 1, 3, 1], ValueError, r"`labels` must lie in \[0, 2\] for 3 classes; got 3"),
+    ([0, -1, 2, 1], ValueError, r"`labels` must lie in \[0, 2\] for 3 classes; got -1"),
+    ([0, 1.5, 2, 1], ValueError, r"`labels` must be integer class indices; got 1.5"),
+    ([0, np.nan, 2, 1], ValueError, r"`labels` must be finite class indices"),
+    (["a", "b", "c", "d"], TypeError, r"`labels` must hold real numbers"),
+]
+
+
+@pytest.mark.parametrize(("labels", "error", "message"), LABEL_ERRORS)
+def test_bad_labels(labels, error, message):
+    with pytest.raises(error, match=message):
+        ECE(PROB, labels)
+
+
+WEIGHT_ERRORS = [
+    ([1, 1, 1], r"`sample_weight` must be a 1-D array with one weight per sample \(4\)"),
+    ([1, -1, 1, 1], r"`sample_weight` must be non-negative; got -1.0"),
+    ([1, np.nan, 1, 1], r"`sample_weight` must be finite"),
+    ([0, 0, 0, 0], r"`sample_weight` must have a positive sum"),
+]
+
+
+@pytest.mark.parametrize(("weights", "message"), WEIGHT_ERRORS)
+def test_bad_sample_weight(weights, message):
+    with pytest.raises(ValueError, match=message):
+        ECE(PROB, LABELS, sample_weight=weights)
+    with pytest.raises(ValueError, match=message):
+        brier_score(PROB, LABELS, sample_weight=weights)
+
+
+OPTION_ERRORS = [
+    (dict(bins=0), ValueError, r"`bins` must be an integer >= 1 or an increasing .*got 0"),
+    (dict(bins=-3), ValueError, r"`bins` must be an integer >= 1.*got -3"),
+    (dict(bins=2.5), TypeError, r"`bins` must be an integer >= 1.*got 2.5"),
+    (dict(bins=True), TypeError, r"`bins` must be an integer >= 1 or an array of edges"),
+    (dict(bins=[0, 0.5, 0.4, 1]), ValueError, r"`bins` must be .*increasing array of edges"),
+    (dict(bins=[0.1, 0.5, 1]), ValueError, r"`bins` must be .* edges from 0 to 1"),
+    (dict(bins=[0, 1], adaptive_bins=True), TypeError, r"`bins` must be an integer >= 1 with"),
+    (dict(norm=3), ValueError, r"`norm` must be 1, 2 or 'inf' .*got 3"),
+    (dict(norm="l3"), ValueError, r"`norm` must be 1, 2 or 'inf' .*got 'l3'"),
+    (dict(norm=None), ValueError, r"`norm` must be 1, 2 or 'inf' .*got None"),
+    (dict(top_k_classes=0), ValueError, r"`top_k_classes` must be an integer in \[1, 3\]"),
+    (dict(top_k_classes=4), ValueError, r"`top_k_classes` must be an integer in \[1, 3\]"),
+    (dict(top_k_classes="top"), ValueError, r"`top_k_classes` .* or 'all'; got 'top'"),
+    (dict(top_k_classes=1.5), TypeError, r"`top_k_classes` must be an integer in \[1, 3\]"),
+    (dict(thresholding=-0.1), ValueError, r"`thresholding` must be a number in \[0, 1\)"),
+    (dict(thresholding=1.0), ValueError, r"`thresholding` must be a number in \[0, 1\)"),
+    (dict(thresholding="0.1"), TypeError, r"`thresholding` must be a number in \[0, 1\)"),
+    (dict(class_conditional="no"), TypeError, r"`class_conditional` must be True or False"),
+    (dict(adaptive_bins=1), TypeError, r"`adaptive_bins` must be True or False"),
+]
+
+
+@pytest.mark.parametrize(("options", "error", "message"), OPTION_ERRORS)
+def test_bad_options(options, error, message):
+    with pytest.raises(error, match=message):
+        GCE(PROB, LABELS, **options)
+
+
+def test_norm_spellings_are_equivalent():
+    for spellings in ([1, "l1", 1.0], [2, "l2", "L2"], ["inf", np.inf, "max", "linf"]):
+        values = {GCE(PROB, LABELS, norm=s, top_k_classes="all") for s in spellings}
+        assert len(values) == 1
+
+
+def test_table_rejects_what_gce_rejects():
+    with pytest.raises(ValueError, match=r"`bins` must be an integer >= 1"):
+        calibration_table(PROB, LABELS, bins=0)
+
+
+def test_nll_eps_is_checked():
+    with pytest.raises(ValueError, match=r"`eps` must be a number in \[0, 1\); got -1"):
+        negative_log_likelihood(PROB, LABELS, eps=-1)
+
+
+def test_errors_do_not_modify_inputs():
+    prob = with_value(2, 2, 0.5)
+    copy = prob.copy()
+    with pytest.raises(ValueError):
+        ECE(prob, LABELS)
+    np.testing.assert_array_equal(prob, copy)
