@@ -31,6 +31,7 @@ __all__ = [
     "check_top_k",
     "row_blocks",
     "row_max",
+    "take_labels",
 ]
 
 # Largest |row sum - 1| accepted for probabilities stored at each precision.  A float32
@@ -38,8 +39,10 @@ __all__ = [
 # float64 keep that float32 error, so the float64 bound is loose on purpose.
 ROW_SUM_TOLERANCE = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-6}
 
-# Target size of one row block in elements: 2**16 float64 values (512 KiB) stay in L2.
-_BLOCK_ELEMENTS = 1 << 16
+# Target size of one row block in elements: 2**17 float32 values (512 KiB) stay in L2.
+_BLOCK_ELEMENTS = 1 << 17
+# Up to this many classes the row maximum is taken by a running maximum over the columns.
+_COLUMN_LOOP_MAX_K = 32
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -51,9 +54,9 @@ def _describe(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def row_blocks(n_rows: int, n_cols: int, block_elements: int = _BLOCK_ELEMENTS):
+def row_blocks(n_rows: int, n_cols: int, block_elements: int | None = None):
     """Yield ``slice`` objects covering ``range(n_rows)`` in blocks of about a cache size."""
-    step = max(1, block_elements // max(1, n_cols))
+    step = max(1, (block_elements or _BLOCK_ELEMENTS) // max(1, n_cols))
     for start in range(0, n_rows, step):
         yield slice(start, min(start + step, n_rows))
 
@@ -72,10 +75,36 @@ def _as_real_array(value: ArrayLike, name: str) -> NDArray:
 
 
 class TopLabel(NamedTuple):
-    """Row maximum of a probability array and the rows where that maximum is tied."""
+    """Row maximum of a probability array, with what the same pass learnt of the argmax.
+
+    ``prediction`` is the first-index argmax when it was computed (large K); otherwise it is
+    ``None`` and ``tied_rows`` lists the rows whose maximum is attained more than once, the
+    only rows where the label's entry being the maximum does not make it the argmax.
+    """
 
     confidence: NDArray
+    prediction: NDArray | None
     tied_rows: NDArray
+
+    def correct(self, prob: NDArray, labels: NDArray) -> NDArray:
+        """Whether the first-index argmax of each row is its label."""
+        if self.prediction is not None:
+            return self.prediction == labels
+        label_scores = take_labels(prob, labels)
+        correct = label_scores == self.confidence
+        if len(self.tied_rows):
+            tied = self.tied_rows
+            correct[tied] = np.argmax(prob[tied], axis=1) == labels[tied]
+        return correct
+
+
+def take_labels(prob: NDArray, labels: NDArray) -> NDArray:
+    """``prob[i, labels[i]]`` for every row."""
+    if prob.flags.c_contiguous:  # a flat gather is faster than 2-D fancy indexing
+        flat_index = np.arange(0, prob.size, prob.shape[1])
+        flat_index += labels
+        return prob.reshape(-1)[flat_index]
+    return prob[np.arange(len(labels)), labels]
 
 
 def check_prob(
@@ -183,7 +212,7 @@ def row_max(block: NDArray, out: NDArray) -> NDArray:
     For small K a running maximum over the columns is several times faster than the
     strided ``max(axis=1)``; the block should fit in cache (see :func:`row_blocks`).
     """
-    if block.shape[1] > 32:
+    if block.shape[1] > _COLUMN_LOOP_MAX_K:
         return np.maximum.reduce(block, axis=1, out=out)
     np.copyto(out, block[:, 0])
     for column in range(1, block.shape[1]):
@@ -196,18 +225,25 @@ def _check_distribution_rows(
 ) -> tuple[NDArray, TopLabel | None]:
     n_rows, n_classes = array.shape
     tolerance = ROW_SUM_TOLERANCE[array.dtype]
+    # For small K a running column maximum plus a count of the entries equal to it (ties)
+    # is far cheaper than the strided argmax; for large K the argmax runs at memory speed.
+    column_loop = n_classes <= _COLUMN_LOOP_MAX_K
     confidence = np.empty(n_rows, dtype=array.dtype) if top_label else None
+    prediction = np.empty(n_rows, dtype=np.intp) if top_label and not column_loop else None
     tied_blocks = []
-    block_max_buffer = np.empty(
-        min(n_rows, max(1, _BLOCK_ELEMENTS // n_classes)), dtype=array.dtype
-    )
     for rows in row_blocks(n_rows, n_classes):
         block = array[rows]
-        block_max = row_max(
-            block, confidence[rows] if top_label else block_max_buffer[: len(block)]
-        )
+        if not top_label:
+            high = block.max()
+        elif column_loop:
+            high = row_max(block, confidence[rows]).max()
+        else:
+            block_prediction = np.argmax(block, axis=1)
+            prediction[rows] = block_prediction
+            confidence[rows] = block[np.arange(len(block)), block_prediction]
+            high = confidence[rows].max()
         # NaN propagates through min/max, so one comparison catches NaN, inf and range.
-        if not (block.min() >= 0 and block_max.max() <= 1):
+        if not (block.min() >= 0 and high <= 1):
             _raise_range(array, name)
         row_sums = np.einsum("ij->i", block)
         off = np.abs(row_sums - 1) > tolerance
@@ -218,15 +254,15 @@ def _check_distribution_rows(
                 f"{row} sums to {float(row_sums[row - rows.start])!r}. If `{name}` holds "
                 "logits, pass logits=True."
             )
-        if top_label:
-            equal_to_max = block == block_max[:, None]
+        if top_label and column_loop:
+            equal_to_max = block == confidence[rows, None]
             if np.count_nonzero(equal_to_max) > len(block):
                 tied = np.flatnonzero(np.count_nonzero(equal_to_max, axis=1) > 1)
                 tied_blocks.append(rows.start + tied)
     if not top_label:
         return array, None
     tied_rows = np.concatenate(tied_blocks) if tied_blocks else np.empty(0, dtype=np.intp)
-    return array, TopLabel(confidence, tied_rows)
+    return array, TopLabel(confidence, prediction, tied_rows)
 
 
 def check_labels(

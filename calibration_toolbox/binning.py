@@ -35,26 +35,35 @@ def is_uniform(edges: NDArray) -> bool:
 def assign_bins(scores: NDArray, edges: NDArray, uniform: bool | None = None) -> NDArray:
     """Equal-width bin index of each score: bin ``b`` is ``(edges[b], edges[b + 1]]``.
 
-    Scores at or below ``edges[1]`` (0 included) go to bin 0.  With uniform edges the index
-    comes from one multiplication, corrected where rounding put a score on the wrong side of
-    an edge, so the result is always the one ``searchsorted`` gives on ``edges``.
+    Scores at or below ``edges[1]`` (0 included) go to bin 0.  The result is always the
+    one ``searchsorted`` gives on ``edges``; with uniform edges it comes from one
+    multiplication, and only scores within rounding distance of an edge are searched.
     """
     n_bins = len(edges) - 1
     if uniform is None:
         uniform = is_uniform(edges)
     if not uniform:
-        index = np.searchsorted(edges, scores, side="left")
-        index -= 1
-        np.maximum(index, 0, out=index)
-        return index
+        return _search_bins(scores, edges)
     scaled = np.multiply(scores, n_bins, dtype=np.float64)
+    # scores * B and the linspace edges are each within about B * eps of the exact values,
+    # so ceil(scores * B) - 1 is the bin except within a few B * eps of an integer.
+    distance = np.rint(scaled)
+    distance -= scaled
+    np.abs(distance, out=distance)
+    near_edge = np.flatnonzero(distance <= 8 * n_bins * np.finfo(np.float64).eps)
     np.ceil(scaled, out=scaled)
     index = scaled.astype(np.intp)
     index -= 1
     np.clip(index, 0, n_bins - 1, out=index)
-    # scores * B can round across an edge of linspace; one step back or forward fixes it.
-    index -= (scores <= edges[index]) & (index > 0)
-    index += scores > edges[index + 1]
+    if len(near_edge):
+        index[near_edge] = _search_bins(scores[near_edge], edges)
+    return index
+
+
+def _search_bins(scores: NDArray, edges: NDArray) -> NDArray:
+    index = np.searchsorted(edges, scores, side="left")
+    index -= 1
+    np.maximum(index, 0, out=index)
     return index
 
 

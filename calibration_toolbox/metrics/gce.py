@@ -237,27 +237,17 @@ def _table(prob, labels, weights, top, top_k, edges, class_conditional, adaptive
     )
 
 
-def _label_scores(prob: NDArray, labels: NDArray) -> NDArray:
-    """``prob[i, labels[i]]`` for every row."""
-    return prob[np.arange(len(labels)), labels]
-
-
 def _score_set(prob, labels, weights, top, top_k, class_conditional, threshold):
     """Flat arrays (group, score, target, weight) of the kept entries."""
     n_samples, n_classes = prob.shape
     if top_k == 1:
         scores = top.confidence
         if class_conditional:
-            groups = np.argmax(prob, axis=1)
+            groups = top.prediction if top.prediction is not None else np.argmax(prob, axis=1)
             targets = groups == labels
         else:
             groups = None
-            # Without a tie the label is the argmax exactly when its entry is the maximum;
-            # only rows with a tied maximum need the first-index argmax.
-            targets = _label_scores(prob, labels) == scores
-            tied = top.tied_rows
-            if len(tied):
-                targets[tied] = np.argmax(prob[tied], axis=1) == labels[tied]
+            targets = top.correct(prob, labels)
         rows = None
     else:
         if top_k is None:
@@ -335,7 +325,7 @@ def _all_entries_equal_mass(prob, labels, n_bins, threshold):
     score_sums = score_sums.reshape(n_classes, n_bins + 1)[:, 1:]
     score_sums[counts == 0] = 0.0
 
-    label_scores = _label_scores(prob, labels)
+    label_scores = iv.take_labels(prob, labels)
     kept = label_scores > _cut_for(threshold, prob.dtype) if threshold > 0 else slice(None)
     label_bins = grouped_searchsorted(interior, labels[kept], label_scores[kept], side="right")
     target_sums = np.bincount(
@@ -388,7 +378,7 @@ def _all_entries_equal_width(prob, labels, weights, edges, uniform, class_condit
             else:
                 column_totals += np.einsum("i,ij->j", weights[rows], wide)
 
-    label_scores = _label_scores(prob, labels)
+    label_scores = iv.take_labels(prob, labels)
     keep = label_scores > _cut_for(threshold, prob.dtype) if threshold > 0 else slice(None)
     flat = assign_bins(label_scores[keep], edges, uniform)
     if class_conditional:

@@ -1,0 +1,71 @@
+"""Bin assignment: the fast uniform path equals searchsorted on the linspace edges."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from numpy.testing import assert_array_equal
+
+from calibration_toolbox.binning import adaptive_edges, assign_bins, grouped_searchsorted
+
+
+def reference_bins(scores, edges):
+    """Bin b with edges[b] < s <= edges[b + 1], 0 for s <= edges[1], as a loop."""
+    return np.array([next(b for b in range(len(edges) - 1) if s <= edges[b + 1]) for s in scores])
+
+
+@pytest.mark.parametrize("n_bins", [1, 2, 3, 7, 10, 15, 20, 100, 1000])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_uniform_bins_on_and_around_every_edge(n_bins, dtype):
+    edges = np.linspace(0, 1, n_bins + 1)
+    around = np.concatenate(
+        [edges, np.nextafter(edges, 2), np.nextafter(edges, -1), np.arange(n_bins + 1) / n_bins]
+    )
+    scores = np.clip(around, 0, 1).astype(dtype)
+    assert_array_equal(assign_bins(scores, edges, True), reference_bins(scores, edges))
+    assert_array_equal(assign_bins(scores, edges, False), reference_bins(scores, edges))
+
+
+@given(st.integers(1, 60), st.lists(st.floats(0, 1), min_size=1, max_size=50))
+def test_uniform_bins_match_searchsorted(n_bins, values):
+    edges = np.linspace(0, 1, n_bins + 1)
+    scores = np.array(values)
+    assert_array_equal(assign_bins(scores, edges, True), assign_bins(scores, edges, False))
+
+
+def test_explicit_edges():
+    edges = np.array([0.0, 0.1, 0.5, 1.0])
+    scores = np.array([0.0, 0.05, 0.1, 0.1000001, 0.5, 0.7, 1.0])
+    assert_array_equal(assign_bins(scores, edges), [0, 0, 0, 1, 1, 2, 2])
+
+
+def test_grouped_searchsorted_is_a_search_per_group():
+    edges = np.array([[0.2, 0.5], [0.1, 0.9], [0.3, 0.3]])
+    groups = np.array([2, 0, 1, 0, 2, 1])
+    values = np.array([0.3, 0.5, 0.95, 0.1, 0.29, 0.1])
+    expected = [
+        np.searchsorted(edges[g], v, side="right") for g, v in zip(groups, values, strict=True)
+    ]
+    assert_array_equal(grouped_searchsorted(edges, groups, values, side="right"), expected)
+
+
+def test_adaptive_edges_positions_round_half_to_even():
+    # n = 10, B = 4: positions round(2.5) = 2, round(5) = 5, round(7.5) = 8
+    scores = np.arange(10) / 10
+    interior, full = adaptive_edges(scores, np.array([0]), np.array([10]), 4)
+    assert_array_equal(interior, [[0.2, 0.5, 0.8]])
+    assert_array_equal(full, [[0, 0.2, 0.5, 0.8, 1]])
+    # more bins than scores: positions clipped to n - 1; an empty set keeps linspace
+    interior, _ = adaptive_edges(np.array([0.4, 0.6]), np.array([0, 2]), np.array([2, 2]), 5)
+    assert_array_equal(interior, [[0.4, 0.6, 0.6, 0.6], np.linspace(0, 1, 6)[1:-1]])
+
+
+def test_weighted_adaptive_edges_equal_repeated_scores():
+    scores = np.array([0.1, 0.3, 0.6, 0.9])
+    weights = np.array([3, 1, 2, 4])
+    repeated = np.repeat(scores, weights)
+    weighted, _ = adaptive_edges(scores, np.array([0]), np.array([4]), 5, np.cumsum(weights))
+    plain, _ = adaptive_edges(repeated, np.array([0]), np.array([10]), 5)
+    assert_array_equal(weighted, plain)
