@@ -76,6 +76,8 @@ def grouped_searchsorted(
     one stable sort of the group indices, so the cost is one vectorised search per group.
     """
     result = np.empty(len(values), dtype=np.intp)
+    if len(edges) <= np.iinfo(np.int16).max:
+        groups = groups.astype(np.int16)  # NumPy's stable sort is a radix sort for 16 bits
     order = np.argsort(groups, kind="stable")
     sorted_groups = groups[order]
     present = np.flatnonzero(np.bincount(sorted_groups, minlength=len(edges)))

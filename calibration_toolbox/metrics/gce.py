@@ -291,20 +291,40 @@ def _equal_mass_sums(groups, scores, targets, weights, n_groups, n_bins):
     return (full, *bin_sums(flat, n_groups * n_bins, scores, targets, weights))
 
 
+# Unsigned integers as wide as each float type.  For floats >= 0 the bit patterns order like
+# the values, and in [0, 1] they leave the top bit free.
+_KEY_TYPES = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
+
+
 def _all_entries_equal_mass(prob, labels, n_bins, threshold):
     """Class-wise equal-mass sums over all entries, from one sort of each column.
 
     Each class's score set is its column (less the entries at or below the threshold, a
-    prefix of the sorted column), so the bins are runs of the sorted column: counts and
-    score sums come from the run boundaries, targets from the N label entries alone.
+    prefix of the sorted column), so the bins are runs of the sorted column.  To know which
+    sorted entries belong to the row's label without an argsort, each score's bit pattern
+    is shifted left by one and its lowest bit set on the label's entry: sorting these keys
+    sorts the scores (ties stay tied once decoded) and carries the target along.
     """
     n_samples, n_classes = prob.shape
     size = n_samples * n_classes
+    key_type = _KEY_TYPES[prob.dtype]
     # One spare slot after the columns keeps every run start a valid reduceat index.
-    buffer = np.zeros(size + 1, dtype=prob.dtype)
-    columns = buffer[:size].reshape(n_classes, n_samples)
-    columns[...] = prob.T
+    keys = np.zeros(size + 1, dtype=key_type)
+    columns = keys[:size].reshape(n_classes, n_samples)
+    bits = prob.view(key_type)
+    for rows in iv.row_blocks(n_samples, n_classes):
+        np.left_shift(bits[rows].T, 1, out=columns[:, rows])
+    label_entries = labels * n_samples
+    label_entries += np.arange(n_samples)
+    keys[label_entries] |= 1
     columns.sort(axis=1)
+    # The flags as integers of the keys' own type: their run sums are exact counts and need
+    # no cast (a casting reduceat is several times slower).
+    targets = np.bitwise_and(keys, 1)
+    np.right_shift(keys, 1, out=keys)
+    scores = keys.view(prob.dtype)
+    columns = scores[:size].reshape(n_classes, n_samples)
+
     class_index = np.arange(n_classes)
     if threshold > 0:
         cut = np.full(n_classes, _cut_for(threshold, prob.dtype))
@@ -313,25 +333,28 @@ def _all_entries_equal_mass(prob, labels, n_bins, threshold):
         kept_from = np.zeros(n_classes, dtype=np.intp)
     row_offsets = class_index * n_samples
     interior, full = adaptive_edges(
-        buffer[:size], row_offsets + kept_from, row_offsets + n_samples, n_bins
+        scores[:size], row_offsets + kept_from, row_offsets + n_samples, n_bins
     )
     bin_starts = grouped_searchsorted(
         columns, np.repeat(class_index, n_bins - 1), interior.reshape(-1), side="left"
     ).reshape(n_classes, n_bins - 1)
+    # Runs per class: the dropped prefix, then the B bins.
     runs = np.column_stack([np.zeros(n_classes, np.intp), kept_from, bin_starts])
     counts = np.diff(np.column_stack([runs[:, 1:], np.full(n_classes, n_samples)]), axis=1)
     runs += row_offsets[:, None]
-    score_sums = np.add.reduceat(buffer, runs.reshape(-1), dtype=np.float64)
-    score_sums = score_sums.reshape(n_classes, n_bins + 1)[:, 1:]
-    score_sums[counts == 0] = 0.0
-
-    label_scores = iv.take_labels(prob, labels)
-    kept = label_scores > _cut_for(threshold, prob.dtype) if threshold > 0 else slice(None)
-    label_bins = grouped_searchsorted(interior, labels[kept], label_scores[kept], side="right")
-    target_sums = np.bincount(
-        labels[kept] * n_bins + label_bins, minlength=n_classes * n_bins
-    ).astype(np.float64)
-    return full, counts.astype(np.float64).reshape(-1), score_sums.reshape(-1), target_sums
+    runs = runs.reshape(-1)
+    empty = counts == 0  # reduceat gives the first element, not 0, for an empty run
+    score_sums = np.add.reduceat(scores, runs, dtype=np.float64).reshape(n_classes, -1)[:, 1:]
+    target_sums = np.add.reduceat(targets, runs, dtype=targets.dtype)
+    target_sums = target_sums.reshape(n_classes, -1)[:, 1:].astype(np.float64)
+    score_sums[empty] = 0.0
+    target_sums[empty] = 0.0
+    return (
+        full,
+        counts.astype(np.float64).reshape(-1),
+        score_sums.reshape(-1),
+        target_sums.reshape(-1),
+    )
 
 
 def _all_entries_equal_width(prob, labels, weights, edges, uniform, class_conditional, threshold):
