@@ -24,7 +24,12 @@ __all__ = [
     "bin_sums",
     "grouped_searchsorted",
     "is_uniform",
+    "sort_rows_with_flags",
 ]
+
+# Unsigned integers as wide as each float type.  For floats >= 0 the bit patterns order like
+# the values, and for floats in [0, 1] the top bit is free.
+_KEY_TYPES = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
 
 
 def is_uniform(edges: NDArray) -> bool:
@@ -137,6 +142,29 @@ def adaptive_edges(
     np.minimum(positions, last[:, None], out=positions)
     full[nonempty, 1:-1] = sorted_scores[positions]
     return full[:, 1:-1], full
+
+
+def sort_rows_with_flags(buffer: NDArray, shape: tuple[int, int], flagged: NDArray) -> NDArray:
+    """Sort rows of scores in place, each entry carrying a 0/1 flag, without an argsort.
+
+    ``buffer`` is a 1-D float32/float64 array of scores in [0, 1] whose first
+    ``shape[0] * shape[1]`` entries are the rows (anything after them is left as it is);
+    the entries at the flat indices ``flagged`` have flag 1.  Each score's bit pattern,
+    which orders like the value for floats >= 0, is shifted left by one and the flag is put
+    in the freed lowest bit: one plain sort per row then orders the scores and carries the
+    flags, and ties are ties again once the keys are shifted back (-0.0 becomes +0.0, its
+    sign bit being shifted out).
+
+    Returns the flags in the sorted order, as integers of the keys' width, aligned with
+    ``buffer`` (so their run sums are exact counts, with no cast).
+    """
+    keys = buffer.view(_KEY_TYPES[buffer.dtype])
+    keys <<= 1
+    keys[flagged] |= 1
+    keys[: shape[0] * shape[1]].reshape(shape).sort(axis=1)
+    flags = keys & 1
+    keys >>= 1
+    return flags
 
 
 def bin_sums(

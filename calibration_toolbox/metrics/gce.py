@@ -20,6 +20,7 @@ from calibration_toolbox.binning import (
     bin_sums,
     grouped_searchsorted,
     is_uniform,
+    sort_rows_with_flags,
 )
 
 __all__ = [
@@ -291,39 +292,24 @@ def _equal_mass_sums(groups, scores, targets, weights, n_groups, n_bins):
     return (full, *bin_sums(flat, n_groups * n_bins, scores, targets, weights))
 
 
-# Unsigned integers as wide as each float type.  For floats >= 0 the bit patterns order like
-# the values, and in [0, 1] they leave the top bit free.
-_KEY_TYPES = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
-
-
 def _all_entries_equal_mass(prob, labels, n_bins, threshold):
     """Class-wise equal-mass sums over all entries, from one sort of each column.
 
     Each class's score set is its column (less the entries at or below the threshold, a
-    prefix of the sorted column), so the bins are runs of the sorted column.  To know which
-    sorted entries belong to the row's label without an argsort, each score's bit pattern
-    is shifted left by one and its lowest bit set on the label's entry: sorting these keys
-    sorts the scores (ties stay tied once decoded) and carries the target along.
+    prefix of the sorted column), so the bins are runs of the sorted column.  The label's
+    entries are flagged through the sort (:func:`sort_rows_with_flags`), so counts, score
+    sums and target sums are all run sums of the sorted columns.
     """
     n_samples, n_classes = prob.shape
     size = n_samples * n_classes
-    key_type = _KEY_TYPES[prob.dtype]
     # One spare slot after the columns keeps every run start a valid reduceat index.
-    keys = np.zeros(size + 1, dtype=key_type)
-    columns = keys[:size].reshape(n_classes, n_samples)
-    bits = prob.view(key_type)
+    scores = np.zeros(size + 1, dtype=prob.dtype)
+    columns = scores[:size].reshape(n_classes, n_samples)
     for rows in iv.row_blocks(n_samples, n_classes):
-        np.left_shift(bits[rows].T, 1, out=columns[:, rows])
+        columns[:, rows] = prob[rows].T
     label_entries = labels * n_samples
     label_entries += np.arange(n_samples)
-    keys[label_entries] |= 1
-    columns.sort(axis=1)
-    # The flags as integers of the keys' own type: their run sums are exact counts and need
-    # no cast (a casting reduceat is several times slower).
-    targets = np.bitwise_and(keys, 1)
-    np.right_shift(keys, 1, out=keys)
-    scores = keys.view(prob.dtype)
-    columns = scores[:size].reshape(n_classes, n_samples)
+    targets = sort_rows_with_flags(scores, columns.shape, label_entries)
 
     class_index = np.arange(n_classes)
     if threshold > 0:

@@ -1,6 +1,18 @@
 """Recalibrators fitted on held-out saved predictions and applied to new arrays."""
 
 from calibration_toolbox.recalibration._base import Recalibrator, load_recalibrator
+from calibration_toolbox.recalibration.binary import BetaCalibration, PlattScaling
+from calibration_toolbox.recalibration.ensemble import EnsembleTemperatureScaling
+from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 
-__all__ = ["Recalibrator", "TemperatureScaling", "load_recalibrator"]
+__all__ = [
+    "BetaCalibration",
+    "EnsembleTemperatureScaling",
+    "HistogramBinning",
+    "IsotonicCalibration",
+    "PlattScaling",
+    "Recalibrator",
+    "TemperatureScaling",
+    "load_recalibrator",
+]

@@ -1,0 +1,546 @@
+"""Nonparametric recalibration of probabilities: isotonic regression and histogram binning.
+
+Both methods map each score to a calibrated probability of one binary event and differ in
+the shape of that map: a monotone step function joined by straight lines (isotonic
+regression) or a constant per bin (histogram binning).  A multiclass problem is reduced to
+binary ones:
+
+* **binary** (``K = 2``, or a 1-D array of positive-class probabilities): one map fitted on
+  ``p[:, 1]`` against ``y == 1``; the output is ``[1 - q, q]``;
+* **one-vs-rest** (``K > 2``): one map per class ``k``, fitted on ``p[:, k]`` against
+  ``y == k``; the K calibrated columns are divided by their row sum, and a row whose columns
+  are all 0 becomes uniform (``1 / K``);
+* **top-label** (isotonic only): one map fitted on the confidence ``max_k p[:, k]`` against
+  the correctness of the prediction (see :class:`IsotonicCalibration`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+import warnings
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import isotonic_regression
+
+from calibration_toolbox import _validation as iv
+from calibration_toolbox.binning import (
+    adaptive_edges,
+    assign_bins,
+    grouped_searchsorted,
+    sort_rows_with_flags,
+)
+from calibration_toolbox.recalibration._base import Recalibrator, normalised_log_probs
+
+__all__ = ["HistogramBinning", "IsotonicCalibration"]
+
+_MODES = ("one-vs-rest", "top-label")
+_OUT_OF_BOUNDS = ("clip", "raise")
+
+# Scores sorted and pooled at once by the isotonic fit: 2**21 (16 MiB of float64).
+_CHUNK_ELEMENTS = 1 << 21
+
+
+def _check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        expected = " or ".join(repr(choice) for choice in choices)
+        raise ValueError(f"`{name}` must be {expected}; got {value!r}.")
+    return value
+
+
+def _problem_scores(prob: NDArray, mode: str) -> NDArray:
+    """``(N, G)`` scores of the binary problems (see the module description)."""
+    if mode == "top-label":
+        return prob.max(axis=1)[:, None]
+    if prob.shape[1] == 2:
+        return prob[:, 1:]
+    return prob
+
+
+def _problem_positives(prob: NDArray, labels: NDArray, mode: str) -> NDArray:
+    """The problem each row is a positive example of (``-1``: none); negative for the rest."""
+    if mode == "top-label":
+        return np.where(np.argmax(prob, axis=1) == labels, 0, -1)
+    if prob.shape[1] == 2:
+        return np.where(labels == 1, 0, -1)
+    return labels
+
+
+def _fit_inputs(
+    X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, mode: str, name: str
+) -> tuple[NDArray, NDArray, NDArray | None, int]:
+    """Validate, drop zero-weight rows and warn about classes absent from ``y``."""
+    prob, _ = iv.check_prob(X, name="X")
+    labels = iv.check_labels(y, *prob.shape, name="y")
+    weights = iv.check_sample_weight(sample_weight, len(prob))
+    if weights is not None and not weights.all():
+        keep = weights > 0
+        prob, labels, weights = prob[keep], labels[keep], weights[keep]
+    n_classes = prob.shape[1]
+    if mode == "one-vs-rest":
+        missing = np.flatnonzero(np.bincount(labels, minlength=n_classes) == 0)
+        if len(missing):
+            warnings.warn(
+                f"classes {missing.tolist()} never occur in `y` (with positive weight); "
+                f"{name} estimates their probability as 0 wherever calibration scores were "
+                "seen.",
+                UserWarning,
+                stacklevel=3,
+            )
+    scores = _problem_scores(prob, mode)
+    return scores, _problem_positives(prob, labels, mode), weights, n_classes
+
+
+def _combine(columns: NDArray, prob: NDArray, mode: str) -> NDArray:
+    """Log-probabilities from the calibrated float64 column(s) of the binary problems.
+
+    ``columns`` is overwritten; the K-class cases are done in row blocks, so the memory
+    beyond the ``(N, K)`` result stays a few MiB.
+    """
+    if mode == "top-label":
+        return _top_label_log_probs(columns[:, 0], prob)
+    if prob.shape[1] == 2:
+        q = columns[:, 0]
+        with np.errstate(divide="ignore"):
+            return np.log(np.stack([1.0 - q, q], axis=1))
+    for rows in iv.row_blocks(*columns.shape):
+        columns[rows] = normalised_log_probs(columns[rows])
+    return columns
+
+
+def _top_label_log_probs(calibrated: NDArray, prob: NDArray) -> NDArray:
+    n_samples, n_classes = prob.shape
+    out = np.empty((n_samples, n_classes))
+    for rows in iv.row_blocks(n_samples, n_classes):
+        block = out[rows]
+        block[...] = prob[rows]
+        index = np.arange(len(block))
+        prediction = np.argmax(block, axis=1)
+        # The other classes share 1 - g(c) in proportion to their probabilities; their sum
+        # is taken directly rather than as 1 - c, which cancels when c is close to 1.
+        block[index, prediction] = 0.0
+        rest = np.einsum("ij->i", block)
+        remaining = 1.0 - calibrated[rows]
+        scale = np.zeros(len(block))
+        np.divide(remaining, rest, out=scale, where=rest > 0)
+        block *= scale[:, None]
+        no_rest = np.flatnonzero(rest <= 0)
+        block[no_rest] = (remaining[no_rest] / (n_classes - 1))[:, None]
+        block[index, prediction] = calibrated[rows]
+        out[rows] = normalised_log_probs(block)
+    return out
+
+
+# -- isotonic regression ---------------------------------------------------------------
+def _pooled_ties(
+    scores: NDArray, positive: NDArray, weights: NDArray | None
+) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Sort each problem's scores and pool tied scores (de Leeuw's secondary method).
+
+    Row ``i`` is a positive example of problem ``positive[i]`` (of none when that is
+    outside ``[0, G)``).  Returns the distinct scores of all problems (float64, problem
+    after problem, each run increasing), the total weight and positive weight at each, and
+    the run offsets.
+    """
+    n_samples, n_problems = scores.shape
+    # One C-contiguous row per problem; adding 0 also turns -0.0 into +0.0.
+    rows_by_problem = np.add(scores.T, scores.dtype.type(0), order="C")
+    if weights is None:
+        samples = np.flatnonzero((positive >= 0) & (positive < n_problems))
+        sorted_scores = rows_by_problem.reshape(-1)
+        targets = sort_rows_with_flags(
+            sorted_scores, rows_by_problem.shape, positive[samples] * n_samples + samples
+        )
+        changed = sorted_scores[1:] != sorted_scores[:-1]
+    else:
+        order = np.argsort(rows_by_problem, axis=1)
+        sorted_scores = np.take_along_axis(rows_by_problem, order, axis=1).reshape(-1)
+        is_positive = positive[order] == np.arange(n_problems)[:, None]
+        sorted_weights = weights[order].reshape(-1)
+        targets = np.where(is_positive.reshape(-1), sorted_weights, 0.0)
+        changed = sorted_scores[1:] != sorted_scores[:-1]
+    size = n_samples * n_problems
+    new_run = np.empty(size, dtype=bool)
+    new_run[0] = True
+    new_run[1:] = changed
+    new_run[::n_samples] = True  # a problem never pools with the previous one
+    starts = np.flatnonzero(new_run)
+    if weights is None:
+        totals = np.diff(starts, append=size).astype(np.float64)
+    else:
+        totals = np.add.reduceat(sorted_weights, starts)
+    positives = np.add.reduceat(targets, starts).astype(np.float64)
+    offsets = np.searchsorted(starts, np.arange(n_problems + 1) * n_samples)
+    return sorted_scores[starts].astype(np.float64), totals, positives, offsets
+
+
+def _isotonic_breakpoints(
+    scores: NDArray, positive: NDArray, weights: NDArray | None
+) -> tuple[NDArray, NDArray, NDArray]:
+    """Weighted PAV per problem; the first and last score of each block are kept.
+
+    Problems are sorted and pooled a few at a time (about ``_CHUNK_ELEMENTS`` scores), which
+    bounds the working memory at many classes for little extra time.
+    """
+    n_samples, n_problems = scores.shape
+    breakpoints, values, counts = [], [], [0]
+    for chunk in iv.row_blocks(n_problems, n_samples, _CHUNK_ELEMENTS):
+        distinct, totals, positives, offsets = _pooled_ties(
+            scores[:, chunk], positive - chunk.start, weights
+        )
+        for start, stop in itertools.pairwise(offsets):
+            run = slice(start, stop)
+            result = isotonic_regression(positives[run] / totals[run], weights=totals[run])
+            blocks = result.blocks
+            # Within a block the fit is constant, so interpolating between the first and
+            # last score of every block reproduces interpolation over all distinct scores.
+            ends = np.stack([blocks[:-1], blocks[1:] - 1], axis=1).reshape(-1)
+            ends = ends[np.append(True, ends[1:] != ends[:-1])]
+            breakpoints.append(distinct[run][ends])
+            values.append(np.clip(result.x[ends], 0.0, 1.0))
+            counts.append(len(ends))
+    return np.concatenate(breakpoints), np.concatenate(values), np.cumsum(counts)
+
+
+class IsotonicCalibration(Recalibrator):
+    r"""Isotonic regression of the outcome on the score (Zadrozny & Elkan 2002).
+
+    For each binary problem (see the module description) the calibration map ``g`` is the
+    non-decreasing function of the score that minimises the weighted squared error
+
+    .. math:: \sum_i w_i \, (t_i - g(s_i))^2,
+
+    where ``t_i`` is 1 for a positive example and 0 otherwise.  It is computed by the pool
+    adjacent violators algorithm (``scipy.optimize.isotonic_regression``) after tied scores
+    are pooled into their weighted mean, so equal scores get equal probabilities (de
+    Leeuw's secondary method, as scikit-learn does).  Between the calibration scores ``g``
+    is interpolated linearly between consecutive fitted points, and outside
+    ``[min s_i, max s_i]`` it is the value at the nearest end (``out_of_bounds='clip'``):
+    the same function as ``sklearn.isotonic.IsotonicRegression(out_of_bounds='clip')``.
+
+    Modes:
+
+    * ``'one-vs-rest'``: a binary task (two columns or a 1-D array) gets one map, on the
+      positive class, and the output ``[1 - g(p_1), g(p_1)]``; with ``K > 2`` classes each
+      column gets its own map and the K values are divided by their sum (a row where they
+      are all 0 becomes uniform).
+    * ``'top-label'``: one map on the confidence ``c = max_k p_k`` against whether the
+      predicted class ``j = argmax_k p_k`` (first index on ties) is correct.  The predicted
+      class gets ``g(c)`` and the others share ``1 - g(c)`` in proportion to their
+      probabilities: ``p'_k = p_k (1 - g(c)) / \sum_{l \ne j} p_l`` (equally,
+      ``(1 - g(c)) / (K - 1)``, where that sum is 0).  The argmax may change where ``g``
+      lowers the confidence below a rescaled runner-up.  This is confidence calibration as
+      in Guo et al. 2017; it does not condition on the predicted class (Gupta & Ramdas 2022
+      do).
+
+    A class that never occurs in ``y`` gets probability 0 in one-vs-rest mode, with a
+    ``UserWarning``.  The output is normalised and finite; exact zeros are possible (they
+    appear as ``-inf`` in the log-probabilities that calling the object returns).
+
+    Parameters
+    ----------
+    mode : {'one-vs-rest', 'top-label'}, default 'one-vs-rest'
+        How a multiclass task is reduced to binary problems (see above).
+    out_of_bounds : {'clip', 'raise'}, default 'clip'
+        Scores outside the range seen in ``fit`` get the value at the nearest end
+        (``'clip'``) or raise a ``ValueError`` (``'raise'``).
+
+    Attributes
+    ----------
+    breakpoints_ : ndarray of float64
+        Scores of the fitted points of every binary problem, one increasing run per problem
+        (1 run for binary or top-label, K for one-vs-rest).
+    breakpoint_values_ : ndarray of float64
+        Calibrated probability at each of ``breakpoints_``.
+    breakpoint_offsets_ : ndarray of int
+        Run ``g`` is ``breakpoints_[breakpoint_offsets_[g]:breakpoint_offsets_[g + 1]]``.
+    n_classes_ : int
+        Number of classes seen in ``fit``.
+
+    References
+    ----------
+    .. [1] B. Zadrozny and C. Elkan, "Transforming Classifier Scores into Accurate Multiclass
+       Probability Estimates", KDD, 2002.
+    .. [2] J. de Leeuw, "Correctness of Kruskal's algorithms for monotone regression with
+       ties", Psychometrika 42, 1977.
+    .. [3] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of Modern Neural
+       Networks", ICML, 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibration_toolbox.recalibration.nonparametric import IsotonicCalibration
+    >>> scores = np.array([0.1, 0.3, 0.4, 0.6, 0.8, 0.9])
+    >>> labels = np.array([0, 1, 0, 1, 1, 1])
+    >>> iso = IsotonicCalibration().fit(scores, labels)     # binary: P(y = 1)
+    >>> iso.predict_proba([0.05, 0.35, 0.5, 0.95])[:, 1]    # clipped, interpolated
+    array([0.  , 0.5 , 0.75, 1.  ])
+    """
+
+    _fitted_attributes = (
+        "breakpoints_",
+        "breakpoint_values_",
+        "breakpoint_offsets_",
+        "n_classes_",
+    )
+
+    def __init__(self, mode: str = "one-vs-rest", out_of_bounds: str = "clip"):
+        self.mode = mode
+        self.out_of_bounds = out_of_bounds
+
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> IsotonicCalibration:
+        """Fit on calibration probabilities ``X`` (N, K) or (N,) and labels ``y`` (N,)."""
+        mode = _check_choice(self.mode, "mode", _MODES)
+        _check_choice(self.out_of_bounds, "out_of_bounds", _OUT_OF_BOUNDS)
+        scores, positive, weights, n_classes = _fit_inputs(
+            X, y, sample_weight, mode, type(self).__name__
+        )
+        breakpoints, values, offsets = _isotonic_breakpoints(scores, positive, weights)
+        self.breakpoints_ = breakpoints
+        self.breakpoint_values_ = values
+        self.breakpoint_offsets_ = offsets.astype(np.intp)
+        self.n_classes_ = int(n_classes)
+        return self
+
+    def _calibrated_logits(self, X: ArrayLike) -> NDArray:
+        prob, _ = iv.check_prob(X, name="X")
+        self._check_n_classes(prob.shape[1])
+        mode = _check_choice(self.mode, "mode", _MODES)
+        out_of_bounds = _check_choice(self.out_of_bounds, "out_of_bounds", _OUT_OF_BOUNDS)
+        scores = _problem_scores(prob, mode)
+        columns = np.empty(scores.shape)
+        offsets = self.breakpoint_offsets_
+        for problem in range(scores.shape[1]):
+            run = slice(offsets[problem], offsets[problem + 1])
+            knots = self.breakpoints_[run]
+            column = scores[:, problem]
+            if out_of_bounds == "raise":
+                outside = (column < knots[0]) | (column > knots[-1])
+                if outside.any():
+                    bad = float(column[np.flatnonzero(outside)[0]])
+                    where = "the confidence" if mode == "top-label" else "column"
+                    if mode != "top-label":
+                        where += f" {problem + 1 if prob.shape[1] == 2 else problem}"
+                    raise ValueError(
+                        f"`X` holds the score {bad!r} in {where}, outside the range seen in "
+                        f"fit [{float(knots[0])!r}, {float(knots[-1])!r}]; use "
+                        "out_of_bounds='clip' to extrapolate by the end values."
+                    )
+            columns[:, problem] = np.interp(column, knots, self.breakpoint_values_[run])
+        return _combine(columns, prob, mode)
+
+
+# -- histogram binning -------------------------------------------------------------------
+def _equal_width_totals(
+    scores: NDArray, weights: NDArray | None, edges: NDArray
+) -> tuple[NDArray, NDArray]:
+    """Count and total weight of each (problem, bin), shape ``(G, B)``.
+
+    Most entries of a softmax are tiny and fall in the first bin, so only the entries above
+    ``edges[1]`` are binned; the first bin of each problem gets the rest.
+    """
+    n_samples, n_problems = scores.shape
+    n_bins = len(edges) - 1
+    flat = scores.reshape(-1)
+    above = np.flatnonzero(flat > edges[1])
+    rows, problems = np.divmod(above, n_problems)
+    cells = problems * n_bins + assign_bins(flat[above], edges)
+    shape = (n_problems, n_bins)
+    counts = np.bincount(cells, minlength=n_problems * n_bins).reshape(shape)
+    counts[:, 0] = n_samples - counts.sum(axis=1)
+    if weights is None:
+        return counts, counts.astype(np.float64)
+    totals = np.bincount(cells, weights=weights[rows], minlength=n_problems * n_bins)
+    totals = totals.reshape(shape)
+    totals[:, 0] = np.where(counts[:, 0] > 0, weights.sum() - totals[:, 1:].sum(axis=1), 0.0)
+    return counts, totals
+
+
+def _equal_mass_totals(
+    scores: NDArray, weights: NDArray | None, n_bins: int
+) -> tuple[NDArray, NDArray, NDArray]:
+    """Equal-mass edges ``(G, B + 1)`` of each problem, and count and weight per bin.
+
+    The scores of a few problems at a time are sorted (bounded memory); since a score goes
+    to bin ``#{j : e_j <= s}``, the scores below edge ``e_j`` are a prefix of the sorted
+    run, found by one ``searchsorted`` per problem.
+    """
+    n_samples, n_problems = scores.shape
+    full_edges = np.empty((n_problems, n_bins + 1))
+    below = np.empty((n_problems, n_bins + 1), dtype=np.intp)
+    below[:, 0], below[:, -1] = 0, n_samples
+    totals = np.empty((n_problems, n_bins))
+    for chunk in iv.row_blocks(n_problems, n_samples, _CHUNK_ELEMENTS):
+        by_problem = scores[:, chunk].T
+        if weights is None:
+            sorted_scores, cumulative = np.sort(by_problem, axis=1), None
+        else:
+            order = np.argsort(by_problem, axis=1)
+            sorted_scores = np.take_along_axis(by_problem, order, axis=1)
+            cumulative = np.cumsum(weights[order].reshape(-1))
+        starts = np.arange(len(sorted_scores)) * n_samples
+        interior, full_edges[chunk] = adaptive_edges(
+            sorted_scores.reshape(-1), starts, starts + n_samples, n_bins, cumulative
+        )
+        for offset, problem in enumerate(range(chunk.start, chunk.stop)):
+            below[problem, 1:-1] = np.searchsorted(
+                sorted_scores[offset], interior[offset], side="left"
+            )
+        if weights is not None:
+            before = np.concatenate([[0.0], cumulative])
+            positions = starts[:, None] + below[chunk]
+            totals[chunk] = np.diff(before[positions], axis=1)
+    counts = np.diff(below, axis=1)
+    if weights is None:
+        totals = counts.astype(np.float64)
+    return full_edges, counts, totals
+
+
+class HistogramBinning(Recalibrator):
+    r"""Histogram binning (Zadrozny & Elkan 2001): the positive frequency of each score bin.
+
+    For each binary problem (binary: the positive class; ``K > 2``: one-vs-rest, then the K
+    values are divided by their sum, uniform where they are all 0) the scores are split into
+    bins and a score in bin ``b`` is mapped to the weighted frequency of positives there,
+
+    .. math:: \hat p_b = \frac{\sum_{i \in b} w_i t_i}{\sum_{i \in b} w_i}.
+
+    Bins are the library's (see :mod:`calibration_toolbox.binning`): equal width, ``(lo,
+    hi]`` with the first bin closed at 0, or equal mass per class (Nixon et al. 2019's
+    edges, computed on the weighted calibration scores of that class), where a score ``s``
+    goes to bin ``#{j : e_j <= s}``.  A bin that holds no calibration score predicts its
+    centre ``(lo + hi) / 2``, the identity map's average over the bin, rather than NaN.
+
+    A class that never occurs in ``y`` gets probability 0 in every non-empty bin, with a
+    ``UserWarning``.
+
+    Parameters
+    ----------
+    bins : int or array-like, default 15
+        Number of bins, or (equal width only) increasing edges from 0 to 1.
+    adaptive_bins : bool, default False
+        Equal-mass bins instead of equal-width ones; ``bins`` must then be an integer.
+
+    Attributes
+    ----------
+    bin_edges_ : ndarray of float64, shape (G, B + 1)
+        Edges of each problem's bins (G = 1 for a binary task, K otherwise); with
+        equal-width bins every row is the same.
+    bin_probabilities_ : ndarray of float64, shape (G, B)
+        Calibrated probability of each bin.
+    bin_weights_ : ndarray of float64, shape (G, B)
+        Total sample weight (count, without weights) of each bin in ``fit``.
+    n_classes_ : int
+        Number of classes seen in ``fit``.
+
+    References
+    ----------
+    .. [1] B. Zadrozny and C. Elkan, "Obtaining calibrated probability estimates from
+       decision trees and naive Bayesian classifiers", ICML, 2001.
+    .. [2] J. Nixon, M. W. Dusenberry, L. Zhang, G. Jerfel and D. Tran, "Measuring
+       Calibration in Deep Learning", CVPR Workshops, 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibration_toolbox.recalibration.nonparametric import HistogramBinning
+    >>> scores = np.array([0.1, 0.2, 0.3, 0.7, 0.8, 0.9])
+    >>> labels = np.array([0, 0, 1, 1, 1, 0])
+    >>> binning = HistogramBinning(bins=2).fit(scores, labels)
+    >>> binning.bin_probabilities_
+    array([[0.33333333, 0.66666667]])
+    >>> binning.predict_proba([0.25, 0.5, 0.75])[:, 1]
+    array([0.33333333, 0.33333333, 0.66666667])
+    """
+
+    _fitted_attributes = ("bin_edges_", "bin_probabilities_", "bin_weights_", "n_classes_")
+
+    def __init__(self, bins: int | ArrayLike = 15, adaptive_bins: bool = False):
+        self.bins = bins
+        self.adaptive_bins = adaptive_bins
+
+    def _check_options(self) -> tuple[NDArray, bool]:
+        if not isinstance(self.adaptive_bins, (bool, np.bool_)):
+            raise TypeError(f"`adaptive_bins` must be True or False; got {self.adaptive_bins!r}.")
+        if self.adaptive_bins and (
+            isinstance(self.bins, (bool, np.bool_)) or not isinstance(self.bins, numbers.Integral)
+        ):
+            raise TypeError(
+                f"`bins` must be an integer >= 1 with adaptive_bins=True; got {self.bins!r}."
+            )
+        return iv.check_bins(self.bins), bool(self.adaptive_bins)
+
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> HistogramBinning:
+        """Fit on calibration probabilities ``X`` (N, K) or (N,) and labels ``y`` (N,)."""
+        edges, adaptive = self._check_options()
+        scores, positive, weights, n_classes = _fit_inputs(
+            X, y, sample_weight, "one-vs-rest", type(self).__name__
+        )
+        n_problems = scores.shape[1]
+        n_bins = len(edges) - 1
+        # Each row is a positive example of at most one problem: N scores to bin.
+        samples = np.flatnonzero(positive >= 0)
+        positive_problems = positive[samples]
+        positive_scores = scores[samples, positive_problems]
+        if adaptive:
+            full_edges, counts, totals = _equal_mass_totals(scores, weights, n_bins)
+            positive_bins = grouped_searchsorted(
+                full_edges[:, 1:-1], positive_problems, positive_scores, side="right"
+            )
+        else:
+            full_edges = np.tile(edges, (n_problems, 1))
+            counts, totals = _equal_width_totals(scores, weights, edges)
+            positive_bins = assign_bins(positive_scores, edges)
+        positives = np.bincount(
+            positive_problems * n_bins + positive_bins,
+            weights=None if weights is None else weights[samples],
+            minlength=n_problems * n_bins,
+        ).reshape(n_problems, n_bins)
+        probabilities = (full_edges[:, :-1] + full_edges[:, 1:]) / 2
+        np.divide(positives, totals, out=probabilities, where=counts > 0)
+        # With float weights the first bin's total is a difference of sums (see
+        # _equal_width_totals) and may round to slightly below its positive weight.
+        np.clip(probabilities, 0.0, 1.0, out=probabilities)
+        self.bin_edges_ = full_edges
+        self.bin_probabilities_ = probabilities
+        self.bin_weights_ = totals
+        self.n_classes_ = int(n_classes)
+        return self
+
+    def _calibrated_logits(self, X: ArrayLike) -> NDArray:
+        prob, _ = iv.check_prob(X, name="X")
+        self._check_n_classes(prob.shape[1])
+        scores = _problem_scores(prob, "one-vs-rest")
+        n_samples, n_problems = scores.shape
+        probabilities = self.bin_probabilities_
+        columns = np.empty((n_samples, n_problems))
+        if self.adaptive_bins:
+            interior = self.bin_edges_[:, 1:-1]
+            for problem in range(n_problems):
+                index = np.searchsorted(interior[problem], scores[:, problem], side="right")
+                columns[:, problem] = probabilities[problem, index]
+        else:
+            # As in fit, only the scores above the first edge need a bin.
+            edges = self.bin_edges_[0]
+            columns[...] = probabilities[:, 0]
+            flat = scores.reshape(-1)
+            above = np.flatnonzero(flat > edges[1])
+            bins = assign_bins(flat[above], edges)
+            columns.reshape(-1)[above] = probabilities[above % n_problems, bins]
+        return _combine(columns, prob, "one-vs-rest")
+
+    def to_dict(self) -> dict:
+        """JSON-safe description: class name, settings and fitted state."""
+        data = super().to_dict()
+        bins = data["params"]["bins"]
+        if isinstance(bins, numbers.Integral):
+            data["params"]["bins"] = int(bins)
+        elif not isinstance(bins, list):
+            data["params"]["bins"] = np.asarray(bins, dtype=np.float64).tolist()
+        data["params"]["adaptive_bins"] = bool(self.adaptive_bins)
+        return data

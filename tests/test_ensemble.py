@@ -1,0 +1,352 @@
+"""Ensemble temperature scaling (Zhang, Kailkhura & Han 2020)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import load_real
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.optimize import OptimizeResult, check_grad
+from scipy.special import log_softmax, logsumexp, softmax
+
+from calibration_toolbox import ECE, NotFittedError, negative_log_likelihood
+from calibration_toolbox.recalibration import ensemble
+from calibration_toolbox.recalibration._base import Recalibrator
+from calibration_toolbox.recalibration.ensemble import (
+    EnsembleTemperatureScaling,
+    _label_log_probs,
+    _MixtureWeightNLL,
+)
+from calibration_toolbox.recalibration.temperature import TemperatureScaling
+
+
+def overconfident_logits(rng, n_samples=1000, n_classes=4, scale=3.0, dtype=np.float64):
+    labels = rng.integers(0, n_classes, n_samples)
+    logits = scale * (np.eye(n_classes)[labels] + rng.normal(size=(n_samples, n_classes)))
+    return logits.astype(dtype), labels
+
+
+def mixture_nll(logits, labels, temperature, weights, sample_weight=None):
+    """The fitted loss written out directly from the model's definition."""
+    n_classes = logits.shape[1]
+    prob = (
+        weights[0] * softmax(logits / temperature, axis=1)
+        + weights[1] * softmax(logits, axis=1)
+        + weights[2] / n_classes
+    )
+    losses = -np.log(prob[np.arange(len(labels)), labels])
+    return float(np.average(losses, weights=sample_weight))
+
+
+def assert_normalised(prob):
+    assert np.isfinite(prob).all()
+    assert prob.min() >= 0
+    assert_allclose(prob.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+# -- the weight objective ------------------------------------------------------------------
+def log_components(logits, labels, temperature):
+    scaled, plain = _label_log_probs(logits, labels, temperature)
+    return np.stack([scaled, plain, np.full(len(labels), -np.log(logits.shape[1]))], axis=1)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize(
+    "mixing", [[1 / 3, 1 / 3, 1 / 3], [0.7, 0.2, 0.1], [0.02, 0.9, 0.08], [0.5, 1.2, 0.3]]
+)
+def test_weight_objective_gradient(rng, weighted, mixing):
+    logits, labels = overconfident_logits(rng, n_samples=300)
+    sample_weight = rng.random(300) if weighted else None
+    objective = _MixtureWeightNLL(log_components(logits, labels, 2.0), sample_weight)
+    mixing = np.array(mixing)
+    error = check_grad(lambda w: objective(w)[0], lambda w: objective(w)[1], mixing)
+    assert error < 1e-6 * max(1.0, np.linalg.norm(objective(mixing)[1]))
+    # The loss is the NLL of the mixture written out directly (on the simplex).
+    if np.isclose(mixing.sum(), 1):
+        expected = mixture_nll(logits, labels, 2.0, mixing, sample_weight)
+        assert_allclose(objective(mixing)[0], expected, rtol=1e-12)
+
+
+def test_label_log_probs_match_log_softmax(rng):
+    logits, labels = overconfident_logits(rng, n_samples=200, n_classes=7)
+    scaled, plain = _label_log_probs(logits, labels, 0.3)
+    rows = np.arange(200)
+    # Near 0 both lose relative precision (log of a sum close to 1): atol of a few eps.
+    expected_scaled = log_softmax(logits / 0.3, axis=1)[rows, labels]
+    assert_allclose(scaled, expected_scaled, rtol=1e-12, atol=1e-15)
+    assert_allclose(plain, log_softmax(logits, axis=1)[rows, labels], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("mixing", [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.5, 0.5, 0.0]])
+def test_weight_objective_is_finite_at_extreme_logits(mixing):
+    # Labels with probability exp(-2e8) under the scaled term: log space keeps it finite.
+    logits = np.array([[1e4, -1e4, 0.0], [-1e4, 1e4, 0.0], [0.0, 1e4, 0.0]])
+    components = log_components(logits, np.array([1, 0, 1]), 1e-4)
+    loss, gradient = _MixtureWeightNLL(components, None)(np.array(mixing))
+    assert np.isfinite(loss) and np.isfinite(gradient).all()
+
+
+# -- the fit --------------------------------------------------------------------------------
+@pytest.mark.parametrize("weighted", [False, True])
+def test_weights_minimise_the_nll_over_the_simplex(rng, weighted):
+    logits, labels = overconfident_logits(rng, n_samples=800)
+    sample_weight = rng.random(800) if weighted else None
+    ets = EnsembleTemperatureScaling().fit(logits, labels, sample_weight)
+    assert ets.weights_.shape == (3,) and ets.weights_.min() >= 0
+    assert_allclose(ets.weights_.sum(), 1.0, rtol=0, atol=1e-15)
+    temperature = TemperatureScaling().fit(logits, labels, sample_weight).temperature_
+    assert ets.temperature_ == temperature
+    fitted = mixture_nll(logits, labels, temperature, ets.weights_, sample_weight)
+    # No point of a 0.01 grid over the simplex does better, temperature scaling included.
+    steps = np.arange(101) / 100
+    grid = np.array([(a, b, 1 - a - b) for a in steps for b in steps if a + b <= 1 + 1e-12])
+    grid = np.clip(grid, 0, 1)
+    rows = np.arange(len(labels))
+    components = np.stack(
+        [
+            softmax(logits / temperature, axis=1)[rows, labels],
+            softmax(logits, axis=1)[rows, labels],
+            np.full(len(labels), 0.25),
+        ]
+    )
+    grid_nll = np.average(-np.log(grid @ components), axis=1, weights=sample_weight)
+    assert fitted <= grid_nll.min() + 1e-10
+    assert fitted <= mixture_nll(logits, labels, temperature, [1, 0, 0], sample_weight)
+
+
+def em_mixture_weights(components, sample_weight=None, iterations=20000):
+    """Independent oracle: EM for mixture weights increases the likelihood monotonically."""
+    v = np.full(len(components), 1 / len(components))
+    if sample_weight is not None:
+        v = sample_weight / sample_weight.sum()
+    mixing = np.full(3, 1 / 3)
+    for _ in range(iterations):
+        joint = components + np.log(np.maximum(mixing, 1e-300))
+        responsibilities = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
+        mixing = v @ responsibilities
+    return mixing
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 3.0])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_weights_match_an_em_oracle_and_the_optimality_conditions(rng, scale, weighted):
+    # scale < 1 makes the model underconfident, so the raw and uniform terms get weight.
+    n_samples, n_classes = 600, 4
+    labels = rng.integers(0, n_classes, n_samples)
+    logits = 2.0 * np.eye(n_classes)[labels] + rng.normal(size=(n_samples, n_classes))
+    noisy = rng.random(n_samples) < 0.2
+    labels[noisy] = rng.integers(0, n_classes, noisy.sum())
+    logits *= scale
+    sample_weight = rng.random(n_samples) if weighted else None
+    ets = EnsembleTemperatureScaling().fit(logits, labels, sample_weight)
+    components = log_components(logits, labels, ets.temperature_)
+    objective = _MixtureWeightNLL(components, sample_weight)
+    oracle = em_mixture_weights(components, sample_weight, iterations=3000)
+    assert objective(ets.weights_)[0] <= objective(oracle)[0] + 1e-12
+    # dL/dw_j >= -1 everywhere, with equality on the support (multiplier of sum w = 1).
+    gradient = objective(ets.weights_)[1]
+    assert gradient.min() >= -1 - 1e-6
+    assert_allclose(gradient[ets.weights_ > 1e-6], -1.0, rtol=0, atol=1e-6)
+
+
+def test_non_optimal_weights_warn_and_fall_back(rng, monkeypatch):
+    logits, labels = overconfident_logits(rng)
+
+    def stuck(*args, **kwargs):
+        return OptimizeResult(
+            x=np.array([0.0, 0.0, 1.0]), success=False, message="Iteration limit reached"
+        )
+
+    monkeypatch.setattr(ensemble, "minimize", stuck)
+    with pytest.warns(UserWarning, match=r"may not be optimal \(Iteration limit reached\)"):
+        ets = EnsembleTemperatureScaling().fit(logits, labels)
+    assert_array_equal(ets.weights_, [1.0, 0.0, 0.0])
+
+
+def test_underconfident_logits_use_the_raw_and_uniform_terms(rng):
+    # Labels drawn from softmax(z) mixed with 30 % uniform noise: w = (?, 0.7, 0.3) fits.
+    n_samples, n_classes = 4000, 5
+    logits = 2.0 * rng.normal(size=(n_samples, n_classes))
+    prob = 0.7 * softmax(logits, axis=1) + 0.3 / n_classes
+    labels = (rng.random(n_samples)[:, None] > np.cumsum(prob, axis=1)).sum(axis=1)
+    labels = np.minimum(labels, n_classes - 1)
+    ets = EnsembleTemperatureScaling().fit(logits, labels)
+    assert ets.weights_[2] > 0.1
+    assert mixture_nll(logits, labels, ets.temperature_, ets.weights_) < mixture_nll(
+        logits, labels, ets.temperature_, [1, 0, 0]
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_keeps_the_argmax_and_returns_log_probabilities(rng, dtype):
+    logits, labels = overconfident_logits(rng, dtype=dtype)
+    ets = EnsembleTemperatureScaling().fit(logits, labels)
+    test_logits, _ = overconfident_logits(rng, n_samples=500, dtype=dtype)
+    log_prob = ets(test_logits)
+    assert log_prob.dtype == np.float64
+    assert_allclose(np.exp(log_prob).sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    assert_allclose(ets.predict_proba(test_logits), np.exp(log_prob), rtol=1e-12, atol=0)
+    assert_array_equal(ets.predict(test_logits), test_logits.argmax(axis=1))
+    expected = (
+        ets.weights_[0] * softmax(test_logits.astype(float) / ets.temperature_, axis=1)
+        + ets.weights_[1] * softmax(test_logits.astype(float), axis=1)
+        + ets.weights_[2] / 4
+    )
+    assert_allclose(np.exp(log_prob), expected, rtol=1e-12, atol=1e-300)
+
+
+def test_sample_weight_two_equals_duplicated_rows(rng):
+    logits, labels = overconfident_logits(rng, n_samples=600)
+    weights = rng.integers(1, 3, 600).astype(float)
+    repeated = np.repeat(np.arange(600), weights.astype(int))
+    weighted = EnsembleTemperatureScaling().fit(logits, labels, sample_weight=weights)
+    duplicated = EnsembleTemperatureScaling().fit(logits[repeated], labels[repeated])
+    assert_allclose(weighted.temperature_, duplicated.temperature_, rtol=1e-9)
+    assert_allclose(weighted.weights_, duplicated.weights_, rtol=1e-6, atol=1e-8)
+    assert_allclose(
+        weighted.predict_proba(logits), duplicated.predict_proba(logits), rtol=1e-6, atol=1e-9
+    )
+
+
+def test_fit_is_deterministic(rng):
+    logits, labels = overconfident_logits(rng)
+    first = EnsembleTemperatureScaling().fit(logits, labels)
+    second = EnsembleTemperatureScaling().fit(logits, labels)
+    assert first.temperature_ == second.temperature_
+    assert_array_equal(first.weights_, second.weights_)
+
+
+def test_round_trip_gives_identical_predictions(rng, tmp_path):
+    logits, labels = overconfident_logits(rng)
+    fitted = EnsembleTemperatureScaling(temperature_bounds=(1e-3, 1e3)).fit(logits, labels)
+    expected = fitted(logits)
+    rebuilt = Recalibrator.from_dict(json.loads(json.dumps(fitted.to_dict())))
+    assert isinstance(rebuilt, EnsembleTemperatureScaling)
+    assert rebuilt.temperature_bounds == (1e-3, 1e3)
+    assert_array_equal(rebuilt(logits), expected)
+    fitted.save(tmp_path / "ets.json")
+    assert_array_equal(EnsembleTemperatureScaling.load(tmp_path / "ets.json")(logits), expected)
+
+
+# -- robustness ---------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_logits_of_magnitude_1e4(rng, dtype):
+    logits, labels = overconfident_logits(rng, n_samples=400, scale=3e3, dtype=dtype)
+    logits[:, 0] = 1e4 * np.sign(logits[:, 0])
+    ets = EnsembleTemperatureScaling().fit(logits, labels)
+    prob = ets.predict_proba(logits)
+    assert_normalised(prob)
+    assert not np.isnan(ets(logits)).any()
+    assert_array_equal(prob.argmax(axis=1), logits.argmax(axis=1))
+    assert_allclose(ets.weights_.sum(), 1.0, rtol=0, atol=1e-15)
+
+
+def test_perfectly_separable_set_warns_and_stays_finite():
+    labels = np.arange(60) % 3
+    logits = 5.0 * np.eye(3)[labels]
+    with pytest.warns(UserWarning, match="separated perfectly"):
+        ets = EnsembleTemperatureScaling().fit(logits, labels)
+    assert ets.temperature_ == 1e-4
+    assert ets.weights_[0] > 0.999
+    prob = ets.predict_proba(logits)
+    assert_normalised(prob)
+    assert_array_equal(prob.argmax(axis=1), labels)
+
+
+def test_class_that_never_occurs(rng):
+    logits, labels = overconfident_logits(rng, n_samples=400, n_classes=5)
+    labels[labels == 3] = 0
+    ets = EnsembleTemperatureScaling().fit(logits, labels)
+    prob = ets.predict_proba(logits)
+    assert_normalised(prob)
+    assert prob[:, 3].min() > 0
+
+
+def test_single_sample_class(rng):
+    logits, labels = overconfident_logits(rng, n_samples=400, n_classes=5)
+    labels[labels == 4] = 0
+    labels[9] = 4
+    assert_normalised(EnsembleTemperatureScaling().fit(logits, labels).predict_proba(logits))
+
+
+def test_binary_one_column_logits(rng):
+    z = 4.0 * rng.normal(size=300)
+    labels = (rng.random(300) < 1 / (1 + np.exp(-z / 4))).astype(int)
+    one_column = EnsembleTemperatureScaling().fit(z, labels)
+    two_columns = EnsembleTemperatureScaling().fit(np.stack([np.zeros(300), z], axis=1), labels)
+    assert_allclose(one_column.predict_proba(z), two_columns.predict_proba(z), rtol=1e-12)
+    assert one_column.n_classes_ == 2
+
+
+# -- errors ---------------------------------------------------------------------------------
+def test_not_fitted():
+    with pytest.raises(NotFittedError, match="EnsembleTemperatureScaling instance is not fitted"):
+        EnsembleTemperatureScaling()(np.zeros((2, 3)))
+
+
+def test_wrong_number_of_classes(rng):
+    logits, labels = overconfident_logits(rng, n_classes=3)
+    ets = EnsembleTemperatureScaling().fit(logits, labels)
+    with pytest.raises(
+        ValueError, match=r"`X` has 4 classes but this EnsembleTemperatureScaling was fitted on 3"
+    ):
+        ets.predict_proba(np.zeros((2, 4)))
+
+
+@pytest.mark.parametrize(
+    ("bounds", "error", "message"),
+    [
+        ((2.0, 3.0), ValueError, r"`temperature_bounds` must satisfy 0 < low <= 1 <= high"),
+        (5.0, TypeError, r"`temperature_bounds` must be a pair of numbers"),
+    ],
+)
+def test_invalid_temperature_bounds(bounds, error, message):
+    with pytest.raises(error, match=message):
+        EnsembleTemperatureScaling(temperature_bounds=bounds).fit(np.eye(3), [0, 1, 2])
+
+
+@pytest.mark.parametrize(
+    ("X", "y", "message"),
+    [
+        ([[0.0, np.inf], [1.0, 0.0]], [0, 1], r"`X` must be finite; row 0 holds NaN or inf"),
+        ([[0.0, 1.0], [1.0, 0.0]], [0, 3], r"`y` must lie in \[0, 1\] for 2 classes; got 3"),
+    ],
+)
+def test_invalid_inputs(X, y, message):
+    with pytest.raises(ValueError, match=message):
+        EnsembleTemperatureScaling().fit(X, y)
+
+
+def test_get_and_set_params():
+    ets = EnsembleTemperatureScaling()
+    assert ets.get_params() == {"temperature_bounds": (1e-4, 1e4)}
+    assert ets.set_params(temperature_bounds=(0.5, 2.0)).temperature_bounds == (0.5, 2.0)
+
+
+# -- real predictions ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "model",
+    [
+        "densenet-bc-100-cifar-100",
+        "lenet-5-cifar-10",
+        "vgg16-cifar-10",
+        "wideresnet-16-4-cifar-10",
+        "wideresnet-16-4-cifar-100",
+    ],
+)
+def test_real_predictions_calibrate(model):
+    prob, labels = load_real(model)
+    logits = np.log(prob)  # the saved softmax outputs, up to a per-row constant
+    order = np.random.default_rng(0).permutation(len(labels))
+    fit, held_out = order[: len(order) // 2], order[len(order) // 2 :]
+    # Overconfident on the calibration half.
+    accuracy = np.mean(prob[fit].argmax(axis=1) == labels[fit])
+    assert prob[fit].max(axis=1).mean() > accuracy and ECE(prob[fit], labels[fit]) > 0.03
+    ets = EnsembleTemperatureScaling().fit(logits[fit], labels[fit])
+    calibrated = ets.predict_proba(logits[held_out])
+    assert_normalised(calibrated)
+    assert_array_equal(calibrated.argmax(axis=1), prob[held_out].argmax(axis=1))
+    before = negative_log_likelihood(prob[held_out], labels[held_out])
+    assert negative_log_likelihood(calibrated, labels[held_out]) < before

@@ -1,0 +1,530 @@
+"""Isotonic calibration and histogram binning."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import load_real
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.special import softmax
+
+from calibration_toolbox import ECE, NotFittedError, negative_log_likelihood
+from calibration_toolbox.recalibration import nonparametric
+from calibration_toolbox.recalibration._base import Recalibrator
+from calibration_toolbox.recalibration.nonparametric import (
+    HistogramBinning,
+    IsotonicCalibration,
+)
+
+REFERENCE = Path(__file__).with_name("data") / "isotonic_sklearn_reference.npz"
+ESTIMATORS = {
+    "isotonic": IsotonicCalibration,
+    "isotonic-top-label": lambda: IsotonicCalibration(mode="top-label"),
+    "histogram": HistogramBinning,
+    "histogram-equal-mass": lambda: HistogramBinning(adaptive_bins=True),
+}
+
+
+def synthetic_problem(seed: int = 20261130) -> dict[str, np.ndarray]:
+    # A copy of tests/data/make_isotonic_reference.py::synthetic_problem; the reference file
+    # stores checksums of these arrays (test_reference_inputs_match).
+    rng = np.random.default_rng(seed)
+    n_fit, n_test, n_classes = 400, 200, 4
+    logits = 2.5 * rng.normal(size=(n_fit + n_test, n_classes))
+    true_prob = softmax(logits / 2.5, axis=1)  # the model is 2.5x overconfident
+    uniform = rng.random(n_fit + n_test)
+    labels = np.minimum((uniform[:, None] > np.cumsum(true_prob, axis=1)).sum(axis=1), 3)
+    prob = softmax(logits, axis=1)
+    fit_prob = np.concatenate([prob[:n_fit], prob[:40]])
+    fit_labels = np.concatenate([labels[:n_fit], labels[:40]])
+    fit_weights = rng.integers(1, 4, len(fit_prob)).astype(np.float64)
+    test_prob = np.concatenate([prob[n_fit:], prob[:10], softmax(3 * logits[:10], axis=1)])
+    binary_scores = np.round(rng.random(500), 2)
+    binary_labels = (rng.random(500) < binary_scores**2).astype(np.int64)
+    return {
+        "fit_prob": fit_prob,
+        "fit_labels": fit_labels,
+        "fit_weights": fit_weights,
+        "test_prob": test_prob,
+        "binary_fit": binary_scores[:300],
+        "binary_fit_labels": binary_labels[:300],
+        "binary_test": np.concatenate([binary_scores[300:], [0.0, 1.0]]),
+    }
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict[str, np.ndarray]:
+    # Made by `/work/scratch/peers/venv/bin/python tests/data/make_isotonic_reference.py`
+    # with scikit-learn 1.9.1, NumPy 2.4.6, SciPy 1.17.1 (the versions are stored too).
+    with np.load(REFERENCE, allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}
+
+
+def renormalise(columns: np.ndarray) -> np.ndarray:
+    totals = columns.sum(axis=1, keepdims=True)
+    safe = np.where(totals > 0, totals, 1.0)
+    return np.where(totals > 0, columns / safe, 1.0 / columns.shape[1])
+
+
+def random_problem(rng, n_samples=300, n_classes=4, scale=3.0, dtype=np.float64):
+    labels = rng.integers(0, n_classes, n_samples)
+    logits = scale * (np.eye(n_classes)[labels] + rng.normal(size=(n_samples, n_classes)))
+    return softmax(logits, axis=1).astype(dtype), labels
+
+
+def assert_normalised(prob: np.ndarray) -> None:
+    assert np.isfinite(prob).all()
+    assert prob.min() >= 0
+    assert_allclose(prob.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+# -- isotonic: the scikit-learn reference ------------------------------------------------
+def test_reference_inputs_match(reference):
+    problem = synthetic_problem()
+    checksums = np.array([float(np.sum(problem[key])) for key in sorted(problem)])
+    assert_array_equal(checksums, reference["input_checksums"])
+    assert reference["versions"][0] == "1.9.1"
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_isotonic_one_vs_rest_matches_sklearn(reference, weighted):
+    problem = synthetic_problem()
+    weights = problem["fit_weights"] if weighted else None
+    iso = IsotonicCalibration().fit(problem["fit_prob"], problem["fit_labels"], weights)
+    key = "ovr_columns_weighted" if weighted else "ovr_columns"
+    expected = renormalise(reference[key])
+    assert_allclose(iso.predict_proba(problem["test_prob"]), expected, rtol=0, atol=1e-14)
+
+
+def test_isotonic_binary_matches_sklearn(reference):
+    problem = synthetic_problem()
+    iso = IsotonicCalibration().fit(problem["binary_fit"], problem["binary_fit_labels"])
+    prob = iso.predict_proba(problem["binary_test"])
+    assert_allclose(prob[:, 1], reference["binary"], rtol=0, atol=1e-14)
+    assert_allclose(prob[:, 0], 1 - reference["binary"], rtol=0, atol=1e-14)
+    # Two columns fit the same single map as the 1-D positive-class form.
+    two_columns = np.stack([1 - problem["binary_fit"], problem["binary_fit"]], axis=1)
+    same = IsotonicCalibration().fit(two_columns, problem["binary_fit_labels"])
+    assert_array_equal(same.breakpoints_, iso.breakpoints_)
+
+
+def test_isotonic_top_label_matches_sklearn(reference):
+    problem = synthetic_problem()
+    iso = IsotonicCalibration(mode="top-label").fit(problem["fit_prob"], problem["fit_labels"])
+    test = problem["test_prob"]
+    rows = np.arange(len(test))
+    prediction = test.argmax(axis=1)
+    calibrated = reference["top_label_confidence"]
+    others = test.copy()
+    others[rows, prediction] = 0
+    expected = others * ((1 - calibrated) / others.sum(axis=1))[:, None]
+    expected[rows, prediction] = calibrated
+    assert_allclose(iso.predict_proba(test), expected, rtol=0, atol=1e-14)
+
+
+def test_isotonic_top_label_without_other_mass():
+    # A confidence of exactly 1 leaves nothing to rescale: the rest is shared equally.
+    prob = np.array([[1.0, 0.0, 0.0], [0.2, 0.5, 0.3], [0.0, 0.0, 1.0], [0.6, 0.3, 0.1]])
+    labels = np.array([1, 1, 2, 0])
+    iso = IsotonicCalibration(mode="top-label").fit(prob, labels)
+    calibrated = iso.predict_proba(prob)
+    # Pooled correctness: 1 at c = 0.5 and 0.6, 1/2 at c = 1; PAV pools all to 3/4.
+    assert_allclose(calibrated[0], [0.75, 0.125, 0.125], rtol=0, atol=1e-15)
+    assert_normalised(calibrated)
+
+
+# -- isotonic: invariants ----------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_isotonic_is_monotone_in_the_score(rng, dtype):
+    scores = rng.random(2000).astype(dtype)
+    labels = (rng.random(2000) < scores**3).astype(int)
+    iso = IsotonicCalibration().fit(scores, labels)
+    grid = np.linspace(0, 1, 5001).astype(dtype)
+    calibrated = iso.predict_proba(grid)[:, 1]
+    assert (np.diff(calibrated) >= 0).all()
+    assert calibrated[0] < 0.05 and calibrated[-1] > 0.6
+
+
+@pytest.mark.parametrize("mode", ["one-vs-rest", "top-label"])
+def test_isotonic_breakpoints_are_monotone(rng, mode):
+    prob, labels = random_problem(rng, n_samples=500, n_classes=5)
+    iso = IsotonicCalibration(mode=mode).fit(prob, labels)
+    offsets = iso.breakpoint_offsets_
+    assert len(offsets) == (6 if mode == "one-vs-rest" else 2)
+    for start, stop in itertools.pairwise(offsets):
+        assert (np.diff(iso.breakpoints_[start:stop]) > 0).all()
+        assert (np.diff(iso.breakpoint_values_[start:stop]) >= 0).all()
+    assert 0 <= iso.breakpoint_values_.min() and iso.breakpoint_values_.max() <= 1
+
+
+def test_isotonic_ties_and_signed_zero_are_pooled():
+    scores = np.array([0.0, -0.0, 0.5, 0.5, 0.5, 1.0])
+    labels = np.array([1, 0, 1, 0, 0, 1])
+    iso = IsotonicCalibration().fit(scores, labels)
+    assert_array_equal(iso.breakpoints_, [0.0, 0.5, 1.0])
+    assert_allclose(iso.breakpoint_values_, [0.4, 0.4, 1.0], rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_isotonic_weighted_and_unweighted_paths_agree(rng, dtype):
+    prob, labels = random_problem(rng, dtype=dtype)
+    plain = IsotonicCalibration().fit(prob, labels)
+    ones = IsotonicCalibration().fit(prob, labels, sample_weight=np.ones(len(labels)))
+    for name in IsotonicCalibration._fitted_attributes:
+        assert_allclose(getattr(ones, name), getattr(plain, name), rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("name", ["isotonic", "histogram-equal-mass"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fit_in_chunks_of_classes(rng, monkeypatch, name, weighted):
+    prob, labels = random_problem(rng, n_samples=200, n_classes=7)
+    weights = rng.integers(1, 4, 200).astype(float) if weighted else None
+    whole = ESTIMATORS[name]().fit(prob, labels, weights)
+    monkeypatch.setattr(nonparametric, "_CHUNK_ELEMENTS", 450)  # two classes at a time
+    chunked = ESTIMATORS[name]().fit(prob, labels, weights)
+    for attribute in type(whole)._fitted_attributes:
+        assert_array_equal(getattr(chunked, attribute), getattr(whole, attribute))
+
+
+def test_isotonic_out_of_bounds_raise():
+    iso = IsotonicCalibration(out_of_bounds="raise").fit([0.2, 0.4, 0.8], [0, 1, 1])
+    assert_allclose(iso.predict_proba([0.2, 0.8])[:, 1], [0.0, 1.0], rtol=0, atol=0)
+    message = r"score 0\.9 in column 1, outside the range seen in fit \[0\.2, 0\.8\]"
+    with pytest.raises(ValueError, match=message):
+        iso.predict_proba([0.5, 0.9])
+    top_label = IsotonicCalibration(mode="top-label", out_of_bounds="raise")
+    top_label.fit([[0.6, 0.4], [0.3, 0.7]], [0, 0])
+    with pytest.raises(
+        ValueError, match=r"score 0\.9 in the confidence, outside .* \[0\.6, 0\.7\]"
+    ):
+        top_label.predict_proba([[0.9, 0.1]])
+
+
+# -- histogram binning against a loop oracle ------------------------------------------------
+def equal_width_bin(score: float, edges: np.ndarray) -> int:
+    for b in range(len(edges) - 1):
+        if score <= edges[b + 1]:
+            return b
+    return len(edges) - 2
+
+
+def histogram_oracle(fit_prob, fit_labels, test_prob, bins, adaptive, weights=None):
+    """Zadrozny & Elkan's estimate written out loop by loop (integer weights: repeats)."""
+    repeats = np.ones(len(fit_labels), dtype=int) if weights is None else weights.astype(int)
+    n_classes = fit_prob.shape[1]
+    problems = [1] if n_classes == 2 else list(range(n_classes))
+    columns = np.empty((len(test_prob), len(problems)))
+    for column, k in enumerate(problems):
+        scores = [s for s, r in zip(fit_prob[:, k], repeats, strict=True) for _ in range(r)]
+        targets = [t == k for t, r in zip(fit_labels, repeats, strict=True) for _ in range(r)]
+        if adaptive:
+            ordered = sorted(scores)
+            n = len(ordered)
+            interior = [ordered[min(round(n * j / bins), n - 1)] for j in range(1, bins)]
+            edges = [0.0, *interior, 1.0]
+
+            def bin_of(score, interior=interior):
+                return sum(edge <= score for edge in interior)
+        else:
+            edges = np.linspace(0, 1, bins + 1) if np.ndim(bins) == 0 else np.asarray(bins)
+
+            def bin_of(score, edges=edges):
+                return equal_width_bin(score, edges)
+
+        n_bins = len(edges) - 1
+        totals, positives = [0] * n_bins, [0] * n_bins
+        for score, target in zip(scores, targets, strict=True):
+            totals[bin_of(score)] += 1
+            positives[bin_of(score)] += target
+        value = [
+            positives[b] / totals[b] if totals[b] else (edges[b] + edges[b + 1]) / 2
+            for b in range(n_bins)
+        ]
+        columns[:, column] = [value[bin_of(score)] for score in test_prob[:, k]]
+    if n_classes == 2:
+        return np.stack([1 - columns[:, 0], columns[:, 0]], axis=1)
+    return renormalise(columns)
+
+
+def quantised_problem(rng, n_samples, n_classes, n_bins=15):
+    """Half the rows on multiples of 1 / n_bins (scores on bin edges), half continuous."""
+    counts = rng.multinomial(n_bins, np.full(n_classes, 1 / n_classes), n_samples // 2)
+    continuous = rng.dirichlet(np.full(n_classes, 0.3), n_samples - len(counts))
+    prob = np.concatenate([counts / n_bins, continuous])
+    labels = rng.integers(0, n_classes, n_samples)
+    return prob, labels
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.parametrize("bins", [1, 5, 15, [0.0, 0.1, 0.5, 0.9, 1.0]])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_histogram_equal_width_matches_oracle(rng, n_classes, bins, weighted):
+    prob, labels = quantised_problem(rng, 200, n_classes)
+    test_prob, _ = quantised_problem(rng, 100, n_classes)
+    weights = rng.integers(1, 4, len(labels)).astype(float) if weighted else None
+    binning = HistogramBinning(bins=bins).fit(prob, labels, sample_weight=weights)
+    expected = histogram_oracle(prob, labels, test_prob, bins, False, weights)
+    assert_allclose(binning.predict_proba(test_prob), expected, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.parametrize("bins", [1, 4, 15])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_histogram_equal_mass_matches_oracle(rng, n_classes, bins, weighted):
+    prob, labels = quantised_problem(rng, 200, n_classes)
+    test_prob, _ = quantised_problem(rng, 100, n_classes)
+    weights = rng.integers(1, 4, len(labels)).astype(float) if weighted else None
+    binning = HistogramBinning(bins=bins, adaptive_bins=True)
+    binning.fit(prob, labels, sample_weight=weights)
+    expected = histogram_oracle(prob, labels, test_prob, bins, True, weights)
+    assert_allclose(binning.predict_proba(test_prob), expected, rtol=1e-13, atol=1e-15)
+
+
+def test_histogram_empty_bin_predicts_its_centre():
+    binning = HistogramBinning(bins=4).fit([0.1, 0.2, 0.9], [0, 1, 1])
+    assert_allclose(binning.bin_probabilities_, [[0.5, 0.375, 0.625, 1.0]], rtol=0, atol=0)
+    assert_allclose(binning.bin_weights_, [[2, 0, 0, 1]], rtol=0, atol=0)
+    calibrated = binning.predict_proba([0.3, 0.6])[:, 1]
+    assert_allclose(calibrated, [0.375, 0.625], rtol=0, atol=1e-15)
+
+
+# -- shared contract -----------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize("n_classes", [2, 5])
+def test_sample_weight_two_equals_duplicated_rows(rng, name, n_classes):
+    prob, labels = random_problem(rng, n_samples=300, n_classes=n_classes)
+    test_prob, _ = random_problem(rng, n_samples=100, n_classes=n_classes)
+    weights = rng.integers(1, 3, len(labels)).astype(float)
+    repeated = np.repeat(np.arange(len(labels)), weights.astype(int))
+    weighted = ESTIMATORS[name]().fit(prob, labels, sample_weight=weights)
+    duplicated = ESTIMATORS[name]().fit(prob[repeated], labels[repeated])
+    assert_allclose(
+        weighted.predict_proba(test_prob), duplicated.predict_proba(test_prob), rtol=1e-12
+    )
+    # Scaling the weights changes nothing, except for equal-mass bins: their weighted edges
+    # (binning.adaptive_edges) round the position ``W * j / B`` in units of weight, so w and
+    # 3.5 w can pick neighbouring scores as an edge.
+    if name != "histogram-equal-mass":
+        scaled = ESTIMATORS[name]().fit(prob, labels, sample_weight=3.5 * weights)
+        assert_allclose(
+            scaled.predict_proba(test_prob), weighted.predict_proba(test_prob), rtol=1e-12
+        )
+    # Zero weights drop rows.
+    keep = rng.random(len(labels)) < 0.7
+    dropped = ESTIMATORS[name]().fit(prob, labels, sample_weight=keep.astype(float))
+    subset = ESTIMATORS[name]().fit(prob[keep], labels[keep])
+    assert_allclose(dropped.predict_proba(test_prob), subset.predict_proba(test_prob), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_round_trip_gives_identical_predictions(rng, tmp_path, name):
+    prob, labels = random_problem(rng, n_samples=300, n_classes=4)
+    fitted = ESTIMATORS[name]().fit(prob, labels)
+    test_prob, _ = random_problem(rng, n_samples=100, n_classes=4)
+    expected = fitted(test_prob)
+    rebuilt = Recalibrator.from_dict(json.loads(json.dumps(fitted.to_dict())))
+    assert type(rebuilt) is type(fitted)
+    assert rebuilt.get_params() == fitted.get_params()
+    assert_array_equal(rebuilt(test_prob), expected)
+    path = tmp_path / "fitted.json"
+    fitted.save(path)
+    assert_array_equal(type(fitted).load(path)(test_prob), expected)
+
+
+@pytest.mark.parametrize("bins", [np.int64(7), np.array([0.0, 0.3, 0.6, 1.0])])
+def test_histogram_numpy_bins_are_saved_as_json(rng, tmp_path, bins):
+    prob, labels = random_problem(rng, n_classes=3)
+    fitted = HistogramBinning(bins=bins).fit(prob, labels)
+    fitted.save(tmp_path / "binning.json")
+    loaded = HistogramBinning.load(tmp_path / "binning.json")
+    assert_array_equal(loaded.predict_proba(prob), fitted.predict_proba(prob))
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_fit_is_deterministic_and_callable_style_matches(rng, name):
+    prob, labels = random_problem(rng, n_classes=4, dtype=np.float32)
+    first = ESTIMATORS[name]().fit(prob, labels)
+    second = ESTIMATORS[name]().fit(prob, labels)
+    for attribute in type(first)._fitted_attributes:
+        assert_array_equal(getattr(first, attribute), getattr(second, attribute))
+    assert_allclose(softmax(first(prob), axis=1), first.predict_proba(prob), rtol=0, atol=1e-15)
+    assert_array_equal(first.predict(prob), np.argmax(first(prob), axis=1))
+
+
+# -- robustness ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_finite_normalised_output(rng, name, dtype):
+    prob, labels = random_problem(rng, n_samples=400, n_classes=6, scale=8.0, dtype=dtype)
+    fitted = ESTIMATORS[name]().fit(prob, labels)
+    test_prob, _ = random_problem(rng, n_samples=200, n_classes=6, scale=30.0, dtype=dtype)
+    assert_normalised(fitted.predict_proba(test_prob))
+    assert not np.isnan(fitted(test_prob)).any()
+
+
+@pytest.mark.parametrize("name", ["isotonic", "histogram", "histogram-equal-mass"])
+def test_class_that_never_occurs_warns_and_gets_zero(rng, name):
+    prob, labels = random_problem(rng, n_samples=300, n_classes=4)
+    labels[labels == 2] = 0
+    with pytest.warns(UserWarning, match=r"classes \[2\] never occur in `y`"):
+        fitted = ESTIMATORS[name]().fit(prob, labels)
+    calibrated = fitted.predict_proba(prob)
+    assert_normalised(calibrated)
+    assert_allclose(calibrated[:, 2], 0.0, rtol=0, atol=0)
+
+
+def test_top_label_mode_does_not_warn_about_absent_classes(rng):
+    prob, labels = random_problem(rng, n_samples=300, n_classes=4)
+    labels[labels == 2] = 0
+    assert_normalised(IsotonicCalibration(mode="top-label").fit(prob, labels).predict_proba(prob))
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_single_sample_class(rng, name):
+    prob, labels = random_problem(rng, n_samples=300, n_classes=4)
+    labels[labels == 3] = 0
+    labels[17] = 3
+    fitted = ESTIMATORS[name]().fit(prob, labels)
+    assert_normalised(fitted.predict_proba(prob))
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_perfectly_separable_set(rng, name, n_classes):
+    labels = np.arange(60) % n_classes
+    prob = np.full((60, n_classes), 0.1 / (n_classes - 1))
+    prob[np.arange(60), labels] = 0.9
+    fitted = ESTIMATORS[name]().fit(prob, labels)
+    calibrated = fitted.predict_proba(prob)
+    assert_normalised(calibrated)
+    assert_array_equal(calibrated.argmax(axis=1), labels)
+    assert_allclose(calibrated[np.arange(60), labels], 1.0, rtol=0, atol=1e-15)
+
+
+def test_all_zero_row_becomes_uniform():
+    # Each class's map is 0 on [0, 0.4] and rises to 1 at 0.6, so rows with every entry at
+    # most 0.4 calibrate to all zeros and become uniform.
+    prob = np.array([[0.4, 0.6, 0.0], [0.0, 0.4, 0.6], [0.6, 0.0, 0.4]])
+    iso = IsotonicCalibration().fit(prob, [1, 2, 0])
+    calibrated = iso.predict_proba([[1 / 3, 1 / 3, 1 / 3], [0.35, 0.35, 0.3], [0.5, 0.5, 0.0]])
+    assert_allclose(calibrated[:2], 1 / 3, rtol=0, atol=1e-15)
+    assert_allclose(calibrated[2], [0.5, 0.5, 0.0], rtol=0, atol=1e-15)
+
+
+# -- errors ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_not_fitted(name):
+    with pytest.raises(NotFittedError, match="is not fitted yet"):
+        ESTIMATORS[name]().predict_proba([[0.5, 0.5]])
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_wrong_number_of_classes(rng, name):
+    prob, labels = random_problem(rng, n_classes=3)
+    fitted = ESTIMATORS[name]().fit(prob, labels)
+    with pytest.raises(ValueError, match=r"`X` has 4 classes but this \w+ was fitted on 3"):
+        fitted.predict_proba(np.full((2, 4), 0.25))
+
+
+@pytest.mark.parametrize(
+    ("estimator", "error", "message"),
+    [
+        (
+            IsotonicCalibration(mode="ovr"),
+            ValueError,
+            r"`mode` must be 'one-vs-rest' or 'top-label'; got 'ovr'\.",
+        ),
+        (
+            IsotonicCalibration(out_of_bounds="nan"),
+            ValueError,
+            r"`out_of_bounds` must be 'clip' or 'raise'; got 'nan'\.",
+        ),
+        (HistogramBinning(bins=0), ValueError, r"`bins` must be an integer >= 1"),
+        (HistogramBinning(bins=2.5), TypeError, r"`bins` must be an integer >= 1"),
+        (
+            HistogramBinning(bins=[0.0, 0.5, 1.0], adaptive_bins=True),
+            TypeError,
+            r"`bins` must be an integer >= 1 with adaptive_bins=True",
+        ),
+        (
+            HistogramBinning(adaptive_bins="yes"),
+            TypeError,
+            r"`adaptive_bins` must be True or False; got 'yes'\.",
+        ),
+    ],
+)
+def test_invalid_settings(estimator, error, message):
+    with pytest.raises(error, match=message):
+        estimator.fit([[0.3, 0.7], [0.6, 0.4]], [1, 0])
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_invalid_inputs(name):
+    with pytest.raises(ValueError, match=r"If `X` holds logits, pass logits=True"):
+        ESTIMATORS[name]().fit([[2.0, -1.0], [0.5, 0.5]], [0, 1])
+    with pytest.raises(ValueError, match=r"`y` must lie in \[0, 1\] for 2 classes; got 2"):
+        ESTIMATORS[name]().fit([[0.3, 0.7], [0.6, 0.4]], [0, 2])
+    with pytest.raises(ValueError, match=r"`sample_weight` must be non-negative"):
+        ESTIMATORS[name]().fit([[0.3, 0.7], [0.6, 0.4]], [0, 1], sample_weight=[1.0, -1.0])
+
+
+def test_get_and_set_params():
+    iso = IsotonicCalibration()
+    assert iso.get_params() == {"mode": "one-vs-rest", "out_of_bounds": "clip"}
+    assert iso.set_params(mode="top-label") is iso and iso.mode == "top-label"
+    assert repr(HistogramBinning(bins=10)) == "HistogramBinning(bins=10)"
+
+
+# -- real predictions ------------------------------------------------------------------------
+OVERCONFIDENT = [
+    "densenet-bc-100-cifar-100",
+    "lenet-5-cifar-10",
+    "vgg16-cifar-10",
+    "wideresnet-16-4-cifar-10",
+    "wideresnet-16-4-cifar-100",
+]
+
+
+def held_out_split(name):
+    prob, labels = load_real(name)
+    order = np.random.default_rng(0).permutation(len(labels))
+    fit, held_out = order[: len(order) // 2], order[len(order) // 2 :]
+    return prob[fit], labels[fit], prob[held_out], labels[held_out]
+
+
+# 5,000 calibration rows give about 50 positives per class of CIFAR-100, spread over 15
+# equal-width bins: the per-bin frequencies are noise (held-out NLL 0.96 -> 3.35, ECE
+# 0.057 -> 0.103, accuracy 0.753 -> 0.721); equal-mass bins do calibrate this model.
+TOO_FEW_PER_BIN = pytest.mark.xfail(
+    strict=True, reason="equal-width histogram binning with ~50 positives per class"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        pytest.param(
+            name,
+            model,
+            marks=TOO_FEW_PER_BIN
+            if (name, model) == ("histogram", "wideresnet-16-4-cifar-100")
+            else (),
+        )
+        for name in sorted(ESTIMATORS)
+        for model in OVERCONFIDENT
+    ],
+)
+def test_real_predictions_calibrate(name, model):
+    fit_prob, fit_labels, prob, labels = held_out_split(model)
+    # The model is overconfident on the calibration half.
+    accuracy = np.mean(fit_prob.argmax(axis=1) == fit_labels)
+    assert fit_prob.max(axis=1).mean() > accuracy and ECE(fit_prob, fit_labels) > 0.03
+    fitted = ESTIMATORS[name]().fit(fit_prob, fit_labels)
+    calibrated = fitted.predict_proba(prob)
+    assert_normalised(calibrated)
+    nll_lower = negative_log_likelihood(calibrated, labels) < negative_log_likelihood(prob, labels)
+    assert nll_lower or ECE(calibrated, labels) < ECE(prob, labels)
