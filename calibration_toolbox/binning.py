@@ -61,7 +61,7 @@ def assign_bins(scores: NDArray, edges: NDArray, uniform: bool | None = None) ->
     index -= 1
     np.clip(index, 0, n_bins - 1, out=index)
     if len(near_edge):
-        index[near_edge] = _search_bins(scores[near_edge], edges)
+        index.reshape(-1)[near_edge] = _search_bins(scores.reshape(-1)[near_edge], edges)
     return index
 
 

@@ -69,3 +69,9 @@ def test_weighted_adaptive_edges_equal_repeated_scores():
     weighted, _ = adaptive_edges(scores, np.array([0]), np.array([4]), 5, np.cumsum(weights))
     plain, _ = adaptive_edges(repeated, np.array([0]), np.array([10]), 5)
     assert_array_equal(weighted, plain)
+
+
+def test_two_dimensional_scores_keep_their_shape():
+    edges = np.linspace(0, 1, 6)
+    scores = np.array([[0.0, 0.2, 0.21], [0.4, 1.0, 0.6]])
+    assert_array_equal(assign_bins(scores, edges, True), [[0, 0, 1], [1, 4, 2]])

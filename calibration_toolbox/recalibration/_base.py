@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import softmax
 
-from calibration_toolbox._validation import NotFittedError
+from calibration_toolbox._validation import NotFittedError, row_blocks
 
 __all__ = ["Recalibrator", "load_recalibrator", "normalised_log_probs"]
 
@@ -109,7 +109,13 @@ class Recalibrator:
 
     def predict_proba(self, X: ArrayLike) -> NDArray:
         """Calibrated probabilities, shape ``(N, K)``."""
-        return softmax(self(X), axis=1)
+        probs = self(X)
+        if isinstance(X, np.ndarray) and np.shares_memory(probs, X):
+            probs = probs.copy()  # the softmax below works in place: never on the input
+        # In row blocks, so that the softmax's temporaries stay a few MiB at any N x K.
+        for rows in row_blocks(*probs.shape):
+            probs[rows] = softmax(probs[rows], axis=1)
+        return probs
 
     def predict(self, X: ArrayLike) -> NDArray:
         """Class with the largest calibrated probability (first index on ties)."""
@@ -130,10 +136,7 @@ class Recalibrator:
                 }
             else:
                 fitted[name] = value.item() if isinstance(value, np.generic) else value
-        params = {
-            name: (list(value) if isinstance(value, tuple) else value)
-            for name, value in self.get_params().items()
-        }
+        params = {name: _json_safe(value) for name, value in self.get_params().items()}
         return {
             "format": _FORMAT,
             "class": type(self).__name__,
@@ -194,6 +197,17 @@ def normalised_log_probs(columns: NDArray) -> NDArray:
 def load_recalibrator(path: Union[str, os.PathLike]) -> Recalibrator:
     """Read any recalibrator written by ``save`` (the class is stored in the file)."""
     return Recalibrator.load(path)
+
+
+def _json_safe(value: Any) -> Any:
+    """Settings as JSON values: arrays and tuples become lists, NumPy scalars Python ones."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list)):
+        return [_json_safe(item) for item in value]
+    return value
 
 
 def _same(a: object, b: object) -> bool:

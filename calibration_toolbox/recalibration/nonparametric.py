@@ -533,14 +533,3 @@ class HistogramBinning(Recalibrator):
             bins = assign_bins(flat[above], edges)
             columns.reshape(-1)[above] = probabilities[above % n_problems, bins]
         return _combine(columns, prob, "one-vs-rest")
-
-    def to_dict(self) -> dict:
-        """JSON-safe description: class name, settings and fitted state."""
-        data = super().to_dict()
-        bins = data["params"]["bins"]
-        if isinstance(bins, numbers.Integral):
-            data["params"]["bins"] = int(bins)
-        elif not isinstance(bins, list):
-            data["params"]["bins"] = np.asarray(bins, dtype=np.float64).tolist()
-        data["params"]["adaptive_bins"] = bool(self.adaptive_bins)
-        return data
