@@ -321,8 +321,13 @@ def _all_entries_equal_mass(prob, labels, n_bins, threshold):
     interior, full = adaptive_edges(
         scores[:size], row_offsets + kept_from, row_offsets + n_samples, n_bins
     )
+    # The edges are scores of the columns, so searching them in the columns' own dtype is
+    # exact and spares NumPy a float64 copy of each column.
     bin_starts = grouped_searchsorted(
-        columns, np.repeat(class_index, n_bins - 1), interior.reshape(-1), side="left"
+        columns,
+        np.repeat(class_index, n_bins - 1),
+        interior.reshape(-1).astype(prob.dtype),
+        side="left",
     ).reshape(n_classes, n_bins - 1)
     # Runs per class: the dropped prefix, then the B bins.
     runs = np.column_stack([np.zeros(n_classes, np.intp), kept_from, bin_starts])
