@@ -25,13 +25,13 @@ __all__ = [
     "check_labels",
     "check_logits",
     "check_norm",
+    "check_predictions",
     "check_prob",
     "check_sample_weight",
     "check_thresholding",
     "check_top_k",
     "row_blocks",
     "row_max",
-    "take_labels",
 ]
 
 # Largest |row sum - 1| accepted for probabilities stored at each precision.  A float32
@@ -74,37 +74,29 @@ def _as_real_array(value: ArrayLike, name: str) -> NDArray:
     return array
 
 
-class TopLabel(NamedTuple):
-    """Row maximum of a probability array, with what the same pass learnt of the argmax.
+class RowSummary(NamedTuple):
+    """What the validation pass over the rows learnt, for the metrics to reuse.
 
-    ``prediction`` is the first-index argmax when it was computed (large K); otherwise it is
-    ``None`` and ``tied_rows`` lists the rows whose maximum is attained more than once, the
+    ``label_scores`` is ``prob[i, labels[i]]`` when labels were given.  With ``top_label``,
+    ``confidence`` is the row maximum, and either ``prediction`` is the first-index argmax
+    (large K) or ``tied_rows`` lists the rows whose maximum is attained more than once: the
     only rows where the label's entry being the maximum does not make it the argmax.
     """
 
-    confidence: NDArray
-    prediction: NDArray | None
-    tied_rows: NDArray
+    label_scores: NDArray | None = None
+    confidence: NDArray | None = None
+    prediction: NDArray | None = None
+    tied_rows: NDArray | None = None
 
     def correct(self, prob: NDArray, labels: NDArray) -> NDArray:
         """Whether the first-index argmax of each row is its label."""
         if self.prediction is not None:
             return self.prediction == labels
-        label_scores = take_labels(prob, labels)
-        correct = label_scores == self.confidence
+        correct = self.label_scores == self.confidence
         if len(self.tied_rows):
             tied = self.tied_rows
             correct[tied] = np.argmax(prob[tied], axis=1) == labels[tied]
         return correct
-
-
-def take_labels(prob: NDArray, labels: NDArray) -> NDArray:
-    """``prob[i, labels[i]]`` for every row."""
-    if prob.flags.c_contiguous:  # a flat gather is faster than 2-D fancy indexing
-        flat_index = np.arange(0, prob.size, prob.shape[1])
-        flat_index += labels
-        return prob.reshape(-1)[flat_index]
-    return prob[np.arange(len(labels)), labels]
 
 
 def check_prob(
@@ -113,7 +105,7 @@ def check_prob(
     logits: bool = False,
     name: str = "prob",
     top_label: bool = False,
-) -> tuple[NDArray, TopLabel | None]:
+) -> tuple[NDArray, RowSummary | None]:
     """Validate probabilities (or logits) and return an ``(N, K)`` float array.
 
     Parameters
@@ -127,26 +119,50 @@ def check_prob(
     name : str
         Argument name used in error messages.
     top_label : bool
-        Also return the row maximum and the rows whose maximum is attained more than
-        once, computed in the same pass.
+        Also return the row maximum and what is needed of the argmax (:class:`RowSummary`),
+        computed in the same pass.
 
     Returns
     -------
     prob : ndarray
         float32 or float64 probabilities; the input itself when it is already a valid
         float array of that shape (never modified).
-    top : TopLabel or None
+    summary : RowSummary or None
     """
+    array = _probability_rows(prob, logits, name)
+    summary = _check_distribution_rows(array, name, top_label, None)
+    return array, (summary if top_label else None)
+
+
+def check_predictions(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    *,
+    logits: bool = False,
+    top_label: bool = False,
+) -> tuple[NDArray, NDArray, RowSummary]:
+    """Validate ``prob`` (as :func:`check_prob`) and ``labels`` (as :func:`check_labels`).
+
+    The label's probability of each row (and the top label with ``top_label``) is taken in
+    the validation pass itself, while each row block is in cache.
+    """
+    array = _probability_rows(prob, logits, "prob")
+    labels = check_labels(labels, *array.shape)
+    return array, labels, _check_distribution_rows(array, "prob", top_label, labels)
+
+
+def _probability_rows(prob: ArrayLike, logits: bool, name: str) -> NDArray:
+    """The (N, K) probabilities before the row checks: softmax of logits, binary expanded."""
     if not isinstance(logits, (bool, np.bool_)):
         raise TypeError(f"`logits` must be True or False; got {_describe(logits)}.")
     if logits:
-        return _check_distribution_rows(softmax(check_logits(prob, name), axis=1), name, top_label)
+        return softmax(check_logits(prob, name), axis=1)
     array = _as_float_array(prob, name, "probabilities")
     if array.ndim == 1:
         if not (array.min() >= 0 and array.max() <= 1):
             _raise_range(array, name)
         array = np.stack([1 - array, array], axis=1)
-    return _check_distribution_rows(array, name, top_label)
+    return array
 
 
 def check_logits(logits: ArrayLike, name: str = "logits") -> NDArray:
@@ -221,31 +237,45 @@ def row_max(block: NDArray, out: NDArray) -> NDArray:
 
 
 def _check_distribution_rows(
-    array: NDArray, name: str, top_label: bool
-) -> tuple[NDArray, TopLabel | None]:
+    array: NDArray, name: str, top_label: bool, labels: NDArray | None
+) -> RowSummary:
     n_rows, n_classes = array.shape
     tolerance = ROW_SUM_TOLERANCE[array.dtype]
-    # For small K a running column maximum plus a count of the entries equal to it (ties)
-    # is far cheaper than the strided argmax; for large K the argmax runs at memory speed.
+    # For small K each block is transposed into a (K, rows) buffer in cache, where the row
+    # maximum, the row sums and the count of entries equal to the maximum (ties) are fast
+    # contiguous reductions; for large K the argmax runs at memory speed on the block.
     column_loop = n_classes <= _COLUMN_LOOP_MAX_K
+    block_rows = max(1, _BLOCK_ELEMENTS // n_classes)
+    within_block = np.arange(min(n_rows, block_rows))
+    label_scores = None if labels is None else np.empty(n_rows, dtype=array.dtype)
     confidence = np.empty(n_rows, dtype=array.dtype) if top_label else None
     prediction = np.empty(n_rows, dtype=np.intp) if top_label and not column_loop else None
+    transposed = None
+    if top_label and column_loop:
+        transposed = np.empty((n_classes, len(within_block)), dtype=array.dtype)
     tied_blocks = []
     for rows in row_blocks(n_rows, n_classes):
         block = array[rows]
+        index = within_block[: len(block)]
+        if labels is not None:
+            label_scores[rows] = block[index, labels[rows]]
         if not top_label:
             high = block.max()
+            row_sums = np.einsum("ij->i", block)
         elif column_loop:
-            high = row_max(block, confidence[rows]).max()
+            columns = transposed[:, : len(block)]
+            columns[...] = block.T
+            high = np.maximum.reduce(columns, axis=0, out=confidence[rows]).max()
+            row_sums = np.add.reduce(columns, axis=0)
         else:
             block_prediction = np.argmax(block, axis=1)
             prediction[rows] = block_prediction
-            confidence[rows] = block[np.arange(len(block)), block_prediction]
+            confidence[rows] = block[index, block_prediction]
             high = confidence[rows].max()
+            row_sums = np.einsum("ij->i", block)
         # NaN propagates through min/max, so one comparison catches NaN, inf and range.
         if not (block.min() >= 0 and high <= 1):
             _raise_range(array, name)
-        row_sums = np.einsum("ij->i", block)
         off = np.abs(row_sums - 1) > tolerance
         if off.any():
             row = rows.start + int(np.flatnonzero(off)[0])
@@ -254,15 +284,15 @@ def _check_distribution_rows(
                 f"{row} sums to {float(row_sums[row - rows.start])!r}. If `{name}` holds "
                 "logits, pass logits=True."
             )
-        if top_label and column_loop:
-            equal_to_max = block == confidence[rows, None]
+        if transposed is not None:
+            equal_to_max = columns == confidence[rows]
             if np.count_nonzero(equal_to_max) > len(block):
-                tied = np.flatnonzero(np.count_nonzero(equal_to_max, axis=1) > 1)
+                tied = np.flatnonzero(np.count_nonzero(equal_to_max, axis=0) > 1)
                 tied_blocks.append(rows.start + tied)
-    if not top_label:
-        return array, None
-    tied_rows = np.concatenate(tied_blocks) if tied_blocks else np.empty(0, dtype=np.intp)
-    return array, TopLabel(confidence, prediction, tied_rows)
+    tied_rows = None
+    if transposed is not None:
+        tied_rows = np.concatenate(tied_blocks) if tied_blocks else np.empty(0, dtype=np.intp)
+    return RowSummary(label_scores, confidence, prediction, tied_rows)
 
 
 def check_labels(

@@ -174,14 +174,19 @@ def bin_sums(
     targets: NDArray | None,
     weights: NDArray | None,
 ) -> tuple[NDArray, NDArray, NDArray | None]:
-    """Weighted count, score sum and target sum per cell of a flattened (group, bin) index."""
-    counts = np.bincount(flat_index, weights=weights, minlength=n_cells).astype(
-        np.float64, copy=False
+    """Weighted count, score sum and target sum per cell of a flattened (group, bin) index.
+
+    ``targets`` are booleans; the counts and target sums come from one ``bincount`` over
+    the index ``2 * cell + target``.
+    """
+    score_sums = np.bincount(
+        flat_index, weights=scores if weights is None else weights * scores, minlength=n_cells
     )
-    weighted_scores = scores if weights is None else weights * scores
-    score_sums = np.bincount(flat_index, weights=weighted_scores, minlength=n_cells)
-    target_sums = None
-    if targets is not None:
-        weighted_targets = targets if weights is None else weights * targets
-        target_sums = np.bincount(flat_index, weights=weighted_targets, minlength=n_cells)
-    return counts, score_sums, target_sums
+    if targets is None:
+        counts = np.bincount(flat_index, weights=weights, minlength=n_cells)
+        return counts.astype(np.float64, copy=False), score_sums, None
+    joint = flat_index * 2
+    joint += targets
+    by_target = np.bincount(joint, weights=weights, minlength=2 * n_cells).reshape(n_cells, 2)
+    by_target = by_target.astype(np.float64, copy=False)
+    return by_target.sum(axis=1), score_sums, by_target[:, 1].copy()

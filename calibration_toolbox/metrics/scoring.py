@@ -62,16 +62,14 @@ def brier_score(
     >>> brier_score([0.1, 0.4], [0, 1])  # 1-D: P(y = 1), twice sklearn's 0.185
     0.37
     """
-    prob, _ = iv.check_prob(prob, logits=logits)
-    labels = iv.check_labels(labels, *prob.shape)
+    prob, labels, summary = iv.check_predictions(prob, labels, logits=logits)
     weights = iv.check_sample_weight(sample_weight, len(prob))
     # sum_k (p_k - y_k)^2 = sum_k p_k^2 - 2 p_label + 1, in float64 row blocks.
     squares = np.empty(len(prob))
     for rows in iv.row_blocks(*prob.shape):
         block = prob[rows].astype(np.float64)
         squares[rows] = np.einsum("ij,ij->i", block, block)
-    label_prob = prob[np.arange(len(prob)), labels].astype(np.float64)
-    return _weighted_mean(squares - 2 * label_prob + 1, weights)
+    return _weighted_mean(squares - 2 * summary.label_scores.astype(np.float64) + 1, weights)
 
 
 def negative_log_likelihood(
@@ -133,9 +131,8 @@ def negative_log_likelihood(
         return _weighted_mean(losses, weights)
     if not isinstance(eps, (int, float, np.floating)) or not 0 <= eps < 1:
         raise ValueError(f"`eps` must be a number in [0, 1); got {eps!r}.")
-    prob, _ = iv.check_prob(prob)
-    labels = iv.check_labels(labels, *prob.shape)
+    prob, labels, summary = iv.check_predictions(prob, labels)
     weights = iv.check_sample_weight(sample_weight, len(prob))
-    label_prob = np.maximum(prob[np.arange(len(prob)), labels].astype(np.float64), eps)
+    label_prob = np.maximum(summary.label_scores.astype(np.float64), eps)
     with np.errstate(divide="ignore"):
         return _weighted_mean(-np.log(label_prob), weights)
