@@ -41,8 +41,10 @@ ROW_SUM_TOLERANCE = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-6}
 
 # Target size of one row block in elements: 2**17 float32 values (512 KiB) stay in L2.
 _BLOCK_ELEMENTS = 1 << 17
-# Up to this many classes the row maximum is taken by a running maximum over the columns.
+# Up to this many classes the row maximum is taken over a transposed block in cache.
 _COLUMN_LOOP_MAX_K = 32
+# Unsigned integers as wide as each float type.
+_BIT_TYPES = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -253,6 +255,10 @@ def _check_distribution_rows(
     transposed = None
     if top_label and column_loop:
         transposed = np.empty((n_classes, len(within_block)), dtype=array.dtype)
+    # The bit patterns of floats in [+0, 1] order like the values and lie at or below the
+    # pattern of 1.0; NaN, values above 1 and negative values (sign bit) all lie above it.
+    # One integer maximum thus checks the range, and an integer argmax is the float one.
+    bit_type, one_bits = _BIT_TYPES[array.dtype], array.dtype.type(1).view(_BIT_TYPES[array.dtype])
     tied_blocks = []
     for rows in row_blocks(n_rows, n_classes):
         block = array[rows]
@@ -260,22 +266,28 @@ def _check_distribution_rows(
         if labels is not None:
             label_scores[rows] = block[index, labels[rows]]
         if not top_label:
-            high = block.max()
+            in_range = block.view(bit_type).max() <= one_bits
             row_sums = np.einsum("ij->i", block)
         elif column_loop:
             columns = transposed[:, : len(block)]
             columns[...] = block.T
-            high = np.maximum.reduce(columns, axis=0, out=confidence[rows]).max()
+            np.maximum.reduce(columns, axis=0, out=confidence[rows])
+            in_range = confidence[rows].view(bit_type).max() <= one_bits and block.min() >= 0
             row_sums = np.add.reduce(columns, axis=0)
         else:
-            block_prediction = np.argmax(block, axis=1)
-            prediction[rows] = block_prediction
+            block_prediction = np.argmax(block.view(bit_type), axis=1)
             confidence[rows] = block[index, block_prediction]
-            high = confidence[rows].max()
+            in_range = confidence[rows].view(bit_type).max() <= one_bits
+            prediction[rows] = block_prediction
             row_sums = np.einsum("ij->i", block)
-        # NaN propagates through min/max, so one comparison catches NaN, inf and range.
-        if not (block.min() >= 0 and high <= 1):
-            _raise_range(array, name)
+        if not in_range:
+            # NaN propagates through min/max, so this catches NaN, inf and out-of-range
+            # values; what passes it is -0.0, a valid 0 whose sign bit the integers saw.
+            if not (block.min() >= 0 and block.max() <= 1):
+                _raise_range(array, name)
+            if prediction is not None:
+                prediction[rows] = np.argmax(block, axis=1)
+                confidence[rows] = block[index, prediction[rows]]
         off = np.abs(row_sums - 1) > tolerance
         if off.any():
             row = rows.start + int(np.flatnonzero(off)[0])

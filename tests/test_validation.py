@@ -163,3 +163,33 @@ def test_errors_do_not_modify_inputs():
     with pytest.raises(ValueError):
         ECE(prob, LABELS)
     np.testing.assert_array_equal(prob, copy)
+
+
+@pytest.mark.parametrize("n_classes", [3, 40])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_negative_zero_is_a_valid_zero(n_classes, dtype):
+    rng = np.random.default_rng(0)
+    prob = rng.dirichlet(np.ones(n_classes), size=50).astype(dtype)
+    prob[:, -1] = 0.0
+    prob /= prob.sum(axis=1, keepdims=True)
+    labels = rng.integers(0, n_classes, 50)
+    negative_zero = prob.copy()
+    negative_zero[:, -1] = -0.0
+    negative_zero[3] = 0.0
+    negative_zero[3, 0] = 1.0
+    negative_zero[3, 1:] = -0.0  # a row whose maximum competes with many -0.0 entries
+    prob[3] = negative_zero[3] * 1  # same values with +0.0
+    prob[3, 1:] = 0.0
+    for metric in (ECE, SCE, GCE):
+        assert metric(negative_zero, labels) == metric(prob, labels)
+
+
+@pytest.mark.parametrize("bad", [np.nan, -0.5, 1.5, np.inf])
+def test_many_classes_reject_bad_values(bad):
+    prob = np.full((20, 40), 1 / 40)
+    prob[7, 5] = bad
+    labels = np.zeros(20, dtype=int)
+    with pytest.raises(ValueError, match=r"`prob` must (not contain|hold probabilities).*row 7"):
+        ECE(prob, labels)
+    with pytest.raises(ValueError, match=r"`prob` must (not contain|hold probabilities).*row 7"):
+        SCE(prob, labels)
