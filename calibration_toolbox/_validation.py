@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import softmax
 
 __all__ = [
+    "COLUMN_LOOP_MAX_K",
     "NotFittedError",
     "check_bins",
     "check_labels",
@@ -42,7 +43,7 @@ ROW_SUM_TOLERANCE = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-6}
 # Target size of one row block in elements: 2**17 float32 values (512 KiB) stay in L2.
 _BLOCK_ELEMENTS = 1 << 17
 # Up to this many classes the row maximum is taken over a transposed block in cache.
-_COLUMN_LOOP_MAX_K = 32
+COLUMN_LOOP_MAX_K = 32
 # Unsigned integers as wide as each float type.
 _BIT_TYPES = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
 
@@ -230,7 +231,7 @@ def row_max(block: NDArray, out: NDArray) -> NDArray:
     For small K a running maximum over the columns is several times faster than the
     strided ``max(axis=1)``; the block should fit in cache (see :func:`row_blocks`).
     """
-    if block.shape[1] > _COLUMN_LOOP_MAX_K:
+    if block.shape[1] > COLUMN_LOOP_MAX_K:
         return np.maximum.reduce(block, axis=1, out=out)
     np.copyto(out, block[:, 0])
     for column in range(1, block.shape[1]):
@@ -246,7 +247,7 @@ def _check_distribution_rows(
     # For small K each block is transposed into a (K, rows) buffer in cache, where the row
     # maximum, the row sums and the count of entries equal to the maximum (ties) are fast
     # contiguous reductions; for large K the argmax runs at memory speed on the block.
-    column_loop = n_classes <= _COLUMN_LOOP_MAX_K
+    column_loop = n_classes <= COLUMN_LOOP_MAX_K
     block_rows = max(1, _BLOCK_ELEMENTS // n_classes)
     within_block = np.arange(min(n_rows, block_rows))
     label_scores = None if labels is None else np.empty(n_rows, dtype=array.dtype)

@@ -62,14 +62,27 @@ class _TemperatureNLL:
         loss = np.empty(n_samples)
         mean_d = np.empty(n_samples)
         var_d = np.empty(n_samples)
+        # For small K a block is processed transposed, (K, rows), so that the sums over the
+        # classes are contiguous reductions; two float64 buffers serve every block.
+        class_axis = 0 if n_classes <= iv.COLUMN_LOOP_MAX_K else 1
+        block_rows = next(iv.row_blocks(n_samples, n_classes)).stop
+        shape = (n_classes, block_rows) if class_axis == 0 else (block_rows, n_classes)
+        d_buffer, e_buffer = np.empty(shape), np.empty(shape)
         for rows in iv.row_blocks(n_samples, n_classes):
-            d = self.logits[rows].astype(np.float64)
-            d -= shift[rows, None]
-            e = np.exp(beta * d)
-            s0 = np.einsum("ij->i", e)
+            width = rows.stop - rows.start
+            if class_axis == 0:
+                d, e = d_buffer[:, :width], e_buffer[:, :width]
+                np.subtract(self.logits[rows].T, shift[rows], out=d)
+            else:
+                d, e = d_buffer[:width], e_buffer[:width]
+                np.subtract(self.logits[rows], shift[rows, None], out=d)
+            np.multiply(d, beta, out=e)
+            np.exp(e, out=e)
+            s0 = np.add.reduce(e, axis=class_axis)
             e *= d
-            s1 = np.einsum("ij->i", e)
-            s2 = np.einsum("ij,ij->i", e, d)
+            s1 = np.add.reduce(e, axis=class_axis)
+            e *= d
+            s2 = np.add.reduce(e, axis=class_axis)
             np.log(s0, out=loss[rows])
             np.divide(s1, s0, out=mean_d[rows])
             np.subtract(s2 / s0, mean_d[rows] ** 2, out=var_d[rows])
