@@ -106,3 +106,14 @@ def test_readme_commands_are_the_ci_commands():
     assert 'pip install ".[test]" && pytest' in text
     ci = (README.parent / ".ci" / "run").read_text()
     assert 'pip install ".[test]" && pytest' in ci
+
+
+@pytest.mark.parametrize("notebook", sorted((README.parent / "notebooks").glob("*.ipynb")))
+def test_notebooks_run(notebook, tmp_path, monkeypatch):
+    # The notebooks are stored executed; their code must still run against this version.
+    monkeypatch.chdir(tmp_path)
+    cells = json.loads(notebook.read_text())["cells"]
+    namespace = {}
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            exec(compile("".join(cell["source"]), str(notebook), "exec"), namespace)
