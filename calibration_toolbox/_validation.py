@@ -38,7 +38,13 @@ __all__ = [
 # Largest |row sum - 1| accepted for probabilities stored at each precision.  A float32
 # softmax over 1,000 classes is off by at most ~6e-5; values saved in float32 and cast to
 # float64 keep that float32 error, so the float64 bound is loose on purpose.
-ROW_SUM_TOLERANCE = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-6}
+ROW_SUM_TOLERANCE = {
+    np.dtype(np.float16): 1e-2,
+    np.dtype(np.float32): 1e-4,
+    np.dtype(np.float64): 1e-6,
+}
+# The dtypes computations run in: float32 and float64 are kept, anything else is widened.
+_WORKING_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 # Target size of one row block in elements: 2**17 float32 values (512 KiB) stay in L2.
 _BLOCK_ELEMENTS = 1 << 17
@@ -132,8 +138,8 @@ def check_prob(
         float array of that shape (never modified).
     summary : RowSummary or None
     """
-    array = _probability_rows(prob, logits, name)
-    summary = _check_distribution_rows(array, name, top_label, None)
+    array, tolerance = _probability_rows(prob, logits, name)
+    summary = _check_distribution_rows(array, name, top_label, None, tolerance)
     return array, (summary if top_label else None)
 
 
@@ -149,23 +155,28 @@ def check_predictions(
     The label's probability of each row (and the top label with ``top_label``) is taken in
     the validation pass itself, while each row block is in cache.
     """
-    array = _probability_rows(prob, logits, "prob")
+    array, tolerance = _probability_rows(prob, logits, "prob")
     labels = check_labels(labels, *array.shape)
-    return array, labels, _check_distribution_rows(array, "prob", top_label, labels)
+    return array, labels, _check_distribution_rows(array, "prob", top_label, labels, tolerance)
 
 
-def _probability_rows(prob: ArrayLike, logits: bool, name: str) -> NDArray:
-    """The (N, K) probabilities before the row checks: softmax of logits, binary expanded."""
+def _probability_rows(prob: ArrayLike, logits: bool, name: str) -> tuple[NDArray, float]:
+    """Probabilities before the row checks, and the tolerance of their row sums.
+
+    Logits go through the softmax; a binary column is expanded to ``[1 - p, p]``.
+    """
     if not isinstance(logits, (bool, np.bool_)):
         raise TypeError(f"`logits` must be True or False; got {_describe(logits)}.")
     if logits:
-        return softmax(check_logits(prob, name), axis=1)
-    array = _as_float_array(prob, name, "probabilities")
+        array = softmax(check_logits(prob, name), axis=1)
+        return array, ROW_SUM_TOLERANCE[array.dtype]
+    array, source_dtype = _as_float_array(prob, name, "probabilities")
     if array.ndim == 1:
         if not (array.min() >= 0 and array.max() <= 1):
             _raise_range(array, name)
         array = np.stack([1 - array, array], axis=1)
-    return array
+    # float16 input is checked at float16's precision, integer (one-hot) input as float64.
+    return array, ROW_SUM_TOLERANCE.get(source_dtype, ROW_SUM_TOLERANCE[array.dtype])
 
 
 def check_logits(logits: ArrayLike, name: str = "logits") -> NDArray:
@@ -174,7 +185,7 @@ def check_logits(logits: ArrayLike, name: str = "logits") -> NDArray:
     A 1-D array (or one column) holds the logit of the positive class of a binary task and
     becomes the two columns ``[0, z]``, whose softmax is ``[1 - sigmoid(z), sigmoid(z)]``.
     """
-    array = _as_float_array(logits, name, "logits")
+    array, _ = _as_float_array(logits, name, "logits")
     if not np.isfinite(array).all():
         row = int(np.flatnonzero(~np.isfinite(array.reshape(len(array), -1)).all(axis=1))[0])
         raise ValueError(f"`{name}` must be finite; row {row} holds NaN or inf.")
@@ -183,8 +194,11 @@ def check_logits(logits: ArrayLike, name: str = "logits") -> NDArray:
     return array
 
 
-def _as_float_array(value: ArrayLike, name: str, kind: str) -> NDArray:
-    """A float32/float64 array of shape (N, K) with K >= 2, or (N,) for one binary column."""
+def _as_float_array(value: ArrayLike, name: str, kind: str) -> tuple[NDArray, np.dtype]:
+    """A float32/float64 array, (N, K) with K >= 2 or (N,), and the dtype it was given in.
+
+    A single column (N, 1) is returned as the binary column (N,).
+    """
     array = _as_real_array(value, name)
     if array.ndim == 0 or array.ndim > 2:
         raise ValueError(
@@ -197,10 +211,11 @@ def _as_float_array(value: ArrayLike, name: str, kind: str) -> NDArray:
         array = array[:, 0]
     if array.ndim == 2 and array.shape[1] < 2:
         raise ValueError(f"`{name}` must have n_classes >= 2 columns; got {array.shape[1]}.")
-    if array.dtype not in ROW_SUM_TOLERANCE:
+    source_dtype = array.dtype
+    if source_dtype not in _WORKING_TYPES:
         # bool / integer one-hot rows and float16 are widened; float32 and float64 are kept.
-        array = array.astype(np.float32 if array.dtype == np.float16 else np.float64)
-    return array
+        array = array.astype(np.float32 if source_dtype == np.float16 else np.float64)
+    return array, source_dtype
 
 
 def _raise_range(array: NDArray, name: str) -> None:
@@ -240,10 +255,9 @@ def row_max(block: NDArray, out: NDArray) -> NDArray:
 
 
 def _check_distribution_rows(
-    array: NDArray, name: str, top_label: bool, labels: NDArray | None
+    array: NDArray, name: str, top_label: bool, labels: NDArray | None, tolerance: float
 ) -> RowSummary:
     n_rows, n_classes = array.shape
-    tolerance = ROW_SUM_TOLERANCE[array.dtype]
     # For small K each block is transposed into a (K, rows) buffer in cache, where the row
     # maximum, the row sums and the count of entries equal to the maximum (ties) are fast
     # contiguous reductions; for large K the argmax runs at memory speed on the block.
@@ -293,7 +307,7 @@ def _check_distribution_rows(
         if off.any():
             row = rows.start + int(np.flatnonzero(off)[0])
             raise ValueError(
-                f"rows of `{name}` must sum to 1 (within {tolerance:g} for {array.dtype}); row "
+                f"rows of `{name}` must sum to 1 (within {tolerance:g}); row "
                 f"{row} sums to {float(row_sums[row - rows.start])!r}. If `{name}` holds "
                 "logits, pass logits=True."
             )

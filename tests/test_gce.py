@@ -434,3 +434,33 @@ def test_torchmetrics_l2_differs_by_its_phantom_bin_for_one_point_zero():
     assert_allclose(ours, 0.07490146313718737, rtol=1e-12)
     # torchmetrics casts to float32 and sums in float32: agreement to ~4e-5 relative.
     assert_allclose(RMSCE(prob, labels, bins=phantom), 0.07778624445199966, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(class_conditional=False),
+        dict(top_k_classes="all"),
+        dict(top_k_classes="all", adaptive_bins=True),
+        dict(top_k_classes="all", adaptive_bins=True, thresholding=0.05),
+        dict(top_k_classes=2, norm=2),
+    ],
+)
+def test_memory_layouts_and_dtypes_give_the_same_value(settings):
+    prob, labels = dirichlet_case(np.random.default_rng(13), 300, 4)
+    expected = GCE(prob, labels, **settings)
+    fortran = np.asfortranarray(prob)
+    strided = np.repeat(prob, 2, axis=1)[:, ::2]  # a non-contiguous view
+    assert GCE(fortran, labels, **settings) == expected
+    assert GCE(strided, labels, **settings) == expected
+    half = prob.astype(np.float16)  # checked at float16 precision, computed as float32
+    assert_allclose(
+        GCE(half, labels, **settings),
+        oracle.gce(half.astype(np.float64), labels, **settings),
+        rtol=1e-12,
+    )
+    wide = np.random.default_rng(14).dirichlet(np.full(50, 0.2), size=100)
+    wide_labels = np.random.default_rng(15).integers(0, 50, 100)
+    assert GCE(np.asfortranarray(wide), wide_labels, **settings) == GCE(
+        wide, wide_labels, **settings
+    )
