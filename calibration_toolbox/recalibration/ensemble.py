@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
-from scipy.special import logsumexp
+from scipy.special import log_softmax, logsumexp
 
 from calibration_toolbox import _validation as iv
 from calibration_toolbox.recalibration._base import Recalibrator
@@ -25,13 +25,10 @@ def _label_log_probs(
     scaled = np.empty(n_samples)
     plain = np.empty(n_samples)
     for rows in iv.row_blocks(n_samples, n_classes):
-        shifted = logits[rows].astype(np.float64)
-        top = np.empty(len(shifted))
-        iv.row_max(shifted, top)
-        shifted -= top[:, None]
-        at_label = shifted[np.arange(len(shifted)), labels[rows]]
-        scaled[rows] = beta * at_label - np.log(np.einsum("ij->i", np.exp(beta * shifted)))
-        plain[rows] = at_label - np.log(np.einsum("ij->i", np.exp(shifted)))
+        block = logits[rows].astype(np.float64)
+        at_label = (np.arange(len(block)), labels[rows])
+        scaled[rows] = log_softmax(beta * block, axis=1)[at_label]
+        plain[rows] = log_softmax(block, axis=1)[at_label]
     return scaled, plain
 
 
@@ -208,15 +205,11 @@ class EnsembleTemperatureScaling(Recalibrator):
         uniform = log_weights[2] - np.log(n_classes)
         out = np.empty((n_samples, n_classes))
         for rows in iv.row_blocks(n_samples, n_classes):
-            shifted = logits[rows].astype(np.float64)
-            top = np.empty(len(shifted))
-            iv.row_max(shifted, top)
-            shifted -= top[:, None]
-            scaled = beta * shifted
-            scaled -= np.log(np.einsum("ij->i", np.exp(scaled)))[:, None]
-            shifted -= np.log(np.einsum("ij->i", np.exp(shifted)))[:, None]
+            block = logits[rows].astype(np.float64)
+            scaled = log_softmax(beta * block, axis=1)
+            plain = log_softmax(block, axis=1)
             scaled += log_weights[0]
-            shifted += log_weights[1]
-            block = np.logaddexp(scaled, shifted, out=out[rows])
+            plain += log_weights[1]
+            block = np.logaddexp(scaled, plain, out=out[rows])
             np.logaddexp(block, uniform, out=block)
         return out
