@@ -86,8 +86,10 @@ def main():
 
     print(f"{'benchmark':<46}{'ours ms':>10}{'floor ms':>10}{'ratio':>8}{'goal':>7}")
     for name, ours, floor in rows:
-        print(f"{name:<46}{ours * 1e3:>10.1f}{floor * 1e3:>10.1f}{ours / floor:>8.2f}"
-              f"{GOALS[name]:>7.1f}")
+        print(
+            f"{name:<46}{ours * 1e3:>10.1f}{floor * 1e3:>10.1f}{ours / floor:>8.2f}"
+            f"{GOALS[name]:>7.1f}"
+        )
 
     print(f"\n{'peak extra memory / input bytes':<46}{'MiB':>10}{'ratio':>8}{'goal':>7}")
     for name, function, array in (
@@ -98,8 +100,10 @@ def main():
     ):
         peak = peak_memory(function)
         goal = MEMORY_GOALS.get(name)
-        print(f"{name:<46}{peak / 2**20:>10.1f}{peak / array.nbytes:>8.2f}"
-              f"{'' if goal is None else f'{goal:.1f}':>7}")
+        print(
+            f"{name:<46}{peak / 2**20:>10.1f}{peak / array.nbytes:>8.2f}"
+            f"{'' if goal is None else f'{goal:.1f}':>7}"
+        )
     passes = TemperatureScaling().fit(logits, labels).n_passes_
     print(f"\nTemperatureScaling.fit passes over the logits: {passes}")
 

@@ -20,12 +20,15 @@ from calibration_toolbox.metrics import (
 )
 from calibration_toolbox.recalibration import (
     BetaCalibration,
+    DirichletCalibration,
     EnsembleTemperatureScaling,
     HistogramBinning,
     IsotonicCalibration,
+    MatrixScaling,
     PlattScaling,
     Recalibrator,
     TemperatureScaling,
+    VectorScaling,
     load_recalibrator,
 )
 
@@ -39,14 +42,17 @@ __all__ = [
     "TACE",
     "BetaCalibration",
     "CalibrationTable",
+    "DirichletCalibration",
     "EnsembleTemperatureScaling",
     "HistogramBinning",
     "IsotonicCalibration",
+    "MatrixScaling",
     "NotFittedError",
     "PlattScaling",
     "Recalibrator",
     "TemperatureScaling",
     "ToprCE",
+    "VectorScaling",
     "__version__",
     "brier_score",
     "calibration_table",

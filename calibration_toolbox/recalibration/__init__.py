@@ -3,16 +3,24 @@
 from calibration_toolbox.recalibration._base import Recalibrator, load_recalibrator
 from calibration_toolbox.recalibration.binary import BetaCalibration, PlattScaling
 from calibration_toolbox.recalibration.ensemble import EnsembleTemperatureScaling
+from calibration_toolbox.recalibration.linear import (
+    DirichletCalibration,
+    MatrixScaling,
+    VectorScaling,
+)
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 
 __all__ = [
     "BetaCalibration",
+    "DirichletCalibration",
     "EnsembleTemperatureScaling",
     "HistogramBinning",
     "IsotonicCalibration",
+    "MatrixScaling",
     "PlattScaling",
     "Recalibrator",
     "TemperatureScaling",
+    "VectorScaling",
     "load_recalibrator",
 ]

@@ -44,7 +44,8 @@ class Recalibrator:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        _REGISTRY[cls.__name__] = cls
+        if not cls.__name__.startswith("_"):  # private bases are not loadable
+            _REGISTRY[cls.__name__] = cls
 
     # -- scikit-learn contract -------------------------------------------------------
     @classmethod
