@@ -56,6 +56,7 @@ def assign_bins(scores: NDArray, edges: NDArray, uniform: bool | None = None) ->
     distance -= scaled
     np.abs(distance, out=distance)
     near_edge = np.flatnonzero(distance <= 8 * n_bins * np.finfo(np.float64).eps)
+    del distance  # bounded memory: at most two N-sized temporaries at a time
     np.ceil(scaled, out=scaled)
     index = scaled.astype(np.intp)
     index -= 1
