@@ -23,6 +23,8 @@ __all__ = [
     "COLUMN_LOOP_MAX_K",
     "NotFittedError",
     "check_bins",
+    "check_choice",
+    "check_flag",
     "check_labels",
     "check_logits",
     "check_norm",
@@ -165,9 +167,7 @@ def _probability_rows(prob: ArrayLike, logits: bool, name: str) -> tuple[NDArray
 
     Logits go through the softmax; a binary column is expanded to ``[1 - p, p]``.
     """
-    if not isinstance(logits, (bool, np.bool_)):
-        raise TypeError(f"`logits` must be True or False; got {_describe(logits)}.")
-    if logits:
+    if check_flag(logits, "logits"):
         array = softmax(check_logits(prob, name), axis=1)
         return array, ROW_SUM_TOLERANCE[array.dtype]
     array, source_dtype = _as_float_array(prob, name, "probabilities")
@@ -377,8 +377,23 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDAr
     return array
 
 
-def check_bins(bins: object) -> NDArray:
-    """Return bin edges: ``linspace(0, 1, bins + 1)`` for an int, or validated edges."""
+def check_flag(value: object, name: str) -> bool:
+    """Return ``value`` as a ``bool`` if it is ``True`` or ``False`` (NumPy's included)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be True or False; got {_describe(value)}.")
+    return bool(value)
+
+
+def check_bins(bins: object, adaptive_bins: bool = False) -> NDArray:
+    """Return bin edges: ``linspace(0, 1, bins + 1)`` for an int, or validated edges.
+
+    Equal-mass bins (``adaptive_bins``) take their edges from the data: only a number of
+    bins is accepted then.
+    """
+    if adaptive_bins and (
+        isinstance(bins, (bool, np.bool_)) or not isinstance(bins, numbers.Integral)
+    ):
+        raise TypeError(f"`bins` must be an integer >= 1 with adaptive_bins=True; got {bins!r}.")
     if isinstance(bins, (bool, np.bool_)):
         raise TypeError(f"`bins` must be an integer >= 1 or an array of edges; got {bins!r}.")
     if isinstance(bins, numbers.Integral):
@@ -443,6 +458,16 @@ def check_top_k(top_k_classes: object, n_classes: int) -> int | None:
         f"`top_k_classes` must be an integer in [1, {n_classes}] or 'all'; "
         f"got {_describe(top_k_classes)}."
     )
+
+
+def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of the string ``choices``."""
+    expected = " or ".join(repr(choice) for choice in choices)
+    if not isinstance(value, str):
+        raise TypeError(f"`{name}` must be {expected}; got {_describe(value)}.")
+    if value not in choices:
+        raise ValueError(f"`{name}` must be {expected}; got {value!r}.")
+    return value
 
 
 def check_thresholding(thresholding: object) -> float:

@@ -188,16 +188,10 @@ def calibration_table(
 
 
 def _check_options(bins, class_conditional, adaptive_bins, thresholding):
-    for name, flag in (("class_conditional", class_conditional), ("adaptive_bins", adaptive_bins)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise TypeError(f"`{name}` must be True or False; got {flag!r}.")
-    if adaptive_bins:
-        if isinstance(bins, (bool, np.bool_)) or not isinstance(bins, (int, np.integer)):
-            raise TypeError(
-                f"`bins` must be an integer >= 1 with adaptive_bins=True; got {bins!r}."
-            )
-    edges = iv.check_bins(bins)
-    return edges, bool(class_conditional), bool(adaptive_bins), iv.check_thresholding(thresholding)
+    class_conditional = iv.check_flag(class_conditional, "class_conditional")
+    adaptive_bins = iv.check_flag(adaptive_bins, "adaptive_bins")
+    edges = iv.check_bins(bins, adaptive_bins)
+    return edges, class_conditional, adaptive_bins, iv.check_thresholding(thresholding)
 
 
 def _table(prob, labels, weights, summary, top_k, edges, class_conditional, adaptive, threshold):

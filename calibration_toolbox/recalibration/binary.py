@@ -406,14 +406,6 @@ def _short_list(items: list[int]) -> str:
     return str(items) if len(items) <= 10 else f"{items[:10]} and {len(items) - 10} more"
 
 
-def _check_choice(value: object, name: str, choices: tuple[str, ...]) -> None:
-    expected = " or ".join(repr(choice) for choice in choices)
-    if not isinstance(value, str):
-        raise TypeError(f"`{name}` must be {expected}; got {value!r}.")
-    if value not in choices:
-        raise ValueError(f"`{name}` must be {expected}; got {value!r}.")
-
-
 class PlattScaling(_OneVsRestLogistic):
     r"""Platt scaling (Platt 1999): ``sigmoid(a s + b)`` of one score per class.
 
@@ -494,11 +486,8 @@ class PlattScaling(_OneVsRestLogistic):
         self.smoothed_targets = smoothed_targets
 
     def _check_settings(self) -> None:
-        _check_choice(self.input, "input", ("logits", "probabilities"))
-        if not isinstance(self.smoothed_targets, (bool, np.bool_)):
-            raise TypeError(
-                f"`smoothed_targets` must be True or False; got {self.smoothed_targets!r}."
-            )
+        iv.check_choice(self.input, "input", ("logits", "probabilities"))
+        iv.check_flag(self.smoothed_targets, "smoothed_targets")
 
     def _input_kind(self) -> str:
         return self.input
@@ -610,7 +599,7 @@ class BetaCalibration(_OneVsRestLogistic):
         self.parameters = parameters
 
     def _check_settings(self) -> None:
-        _check_choice(self.parameters, "parameters", tuple(_BETA_DESIGNS))
+        iv.check_choice(self.parameters, "parameters", tuple(_BETA_DESIGNS))
 
     def _input_kind(self) -> str:
         return "probabilities"

@@ -851,11 +851,7 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
         self.tol = tol
 
     def _is_diagonal(self) -> bool:
-        if self.matrix_type not in ("full", "diagonal"):
-            raise ValueError(
-                f"`matrix_type` must be 'full' or 'diagonal'; got {self.matrix_type!r}."
-            )
-        return self.matrix_type == "diagonal"
+        return iv.check_choice(self.matrix_type, "matrix_type", ("full", "diagonal")) == "diagonal"
 
     def _penalty(self, n_classes: int) -> tuple[NDArray, NDArray]:
         penalty_matrix, penalty_intercept = _offdiagonal_penalty(

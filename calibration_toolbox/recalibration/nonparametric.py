@@ -17,7 +17,6 @@ binary ones:
 from __future__ import annotations
 
 import itertools
-import numbers
 import warnings
 
 import numpy as np
@@ -40,13 +39,6 @@ _OUT_OF_BOUNDS = ("clip", "raise")
 
 # Scores sorted and pooled at once by the isotonic fit: 2**21 (16 MiB of float64).
 _CHUNK_ELEMENTS = 1 << 21
-
-
-def _check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        expected = " or ".join(repr(choice) for choice in choices)
-        raise ValueError(f"`{name}` must be {expected}; got {value!r}.")
-    return value
 
 
 def _problem_scores(prob: NDArray, mode: str) -> NDArray:
@@ -293,8 +285,8 @@ class IsotonicCalibration(Recalibrator):
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> IsotonicCalibration:
         """Fit on calibration probabilities ``X`` (N, K) or (N,) and labels ``y`` (N,)."""
-        mode = _check_choice(self.mode, "mode", _MODES)
-        _check_choice(self.out_of_bounds, "out_of_bounds", _OUT_OF_BOUNDS)
+        mode = iv.check_choice(self.mode, "mode", _MODES)
+        iv.check_choice(self.out_of_bounds, "out_of_bounds", _OUT_OF_BOUNDS)
         scores, positive, weights, n_classes = _fit_inputs(
             X, y, sample_weight, mode, type(self).__name__
         )
@@ -308,8 +300,8 @@ class IsotonicCalibration(Recalibrator):
     def _calibrated_logits(self, X: ArrayLike) -> NDArray:
         prob, _ = iv.check_prob(X, name="X")
         self._check_n_classes(prob.shape[1])
-        mode = _check_choice(self.mode, "mode", _MODES)
-        out_of_bounds = _check_choice(self.out_of_bounds, "out_of_bounds", _OUT_OF_BOUNDS)
+        mode = iv.check_choice(self.mode, "mode", _MODES)
+        out_of_bounds = iv.check_choice(self.out_of_bounds, "out_of_bounds", _OUT_OF_BOUNDS)
         scores = _problem_scores(prob, mode)
         columns = np.empty(scores.shape)
         offsets = self.breakpoint_offsets_
@@ -463,15 +455,8 @@ class HistogramBinning(Recalibrator):
         self.adaptive_bins = adaptive_bins
 
     def _check_options(self) -> tuple[NDArray, bool]:
-        if not isinstance(self.adaptive_bins, (bool, np.bool_)):
-            raise TypeError(f"`adaptive_bins` must be True or False; got {self.adaptive_bins!r}.")
-        if self.adaptive_bins and (
-            isinstance(self.bins, (bool, np.bool_)) or not isinstance(self.bins, numbers.Integral)
-        ):
-            raise TypeError(
-                f"`bins` must be an integer >= 1 with adaptive_bins=True; got {self.bins!r}."
-            )
-        return iv.check_bins(self.bins), bool(self.adaptive_bins)
+        adaptive = iv.check_flag(self.adaptive_bins, "adaptive_bins")
+        return iv.check_bins(self.bins, adaptive), adaptive
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
