@@ -22,10 +22,12 @@ whose per-entry weights ``c`` and ``d`` each class documents.  The loss is conve
 minimised from the identity map (``W = I``, ``b = 0``) by SciPy's L-BFGS-B with the
 analytic gradient, so the fitted penalised loss, and hence the training NLL, is never
 above the identity map's.  Each evaluation is one pass over the features in row blocks
-(a few MiB of float64 scratch space whatever the size of the calibration set).  The
-optimiser works in coordinates preconditioned by the curvature of the loss, refreshed
-twice on the way (see ``_Coordinates``), which makes the number of iterations small and
-insensitive to the scale or offset of the features.
+(a few MiB of scratch space whatever the size of the calibration set).  The optimiser
+works in coordinates preconditioned by the curvature of the loss, refreshed twice on the
+way (see ``_Coordinates``), which makes the number of iterations small and insensitive
+to the scale or offset of the features.  The passes before the first refresh and until
+the second compute in float32, at about half the cost; the last stage computes in
+float64, so the fit is as exact as a float64-only one.
 
 Adding a constant to every score leaves the softmax unchanged, so ``b`` and, for a full
 ``W``, the columns of ``W`` are determined only up to such shifts; the stored map is the
@@ -37,12 +39,12 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
-from scipy.special import log_softmax, logsumexp, softmax
+from scipy.special import log_softmax
 
 from calibration_toolbox import _validation as iv
 from calibration_toolbox.recalibration._base import Recalibrator
@@ -60,127 +62,182 @@ _BLOCK_ELEMENTS = 1 << 17
 # Full-matrix maps multiply each block by W with BLAS; larger blocks amortise the cost of
 # waking BLAS threads (several ms on the shared machines).
 _GEMM_BLOCK_ELEMENTS = 1 << 20
-# L-BFGS-B iterations before each restart in curvature-weighted coordinates.
-_RESTARTS = (4, 4)
+# L-BFGS-B stages, each restarted in coordinates weighted by the curvature where the last
+# one stopped: (float32 passes, maximum iterations or None, (gtol, ftol) or None for the
+# user's tolerance).  float32 passes cost about half as much; their rounding (about 1e-7
+# of the loss) limits how close they can get, and float64 passes finish.
+_STAGES = ((True, 5, None), (True, None, (3e-6, 1e-10)), (False, None, None))
 # Weight of a uniform softmax's curvature in the first preconditioner (see _SoftmaxNLL).
 _UNIFORM_SHARE = 1e-2
-# Below this a label's probability is recomputed from logsumexp instead of its logarithm.
-_SMALLEST_LOGGED = 1e-300
+# Bound on the relative error of a float32 pass's loss (rounding of about 1e-7 per entry).
+_SINGLE_ERROR = 1e-5
+# Smallest |gradient| * unit in `_Coordinates.set_unit`: L-BFGS-B's first step is at most
+# 1e10 times the gradient, so a smaller product would shorten that step.
+_SMALLEST_STEP = 1e-9
+# log of the smallest positive float64: calibrated probabilities below it are 0.
+_LOG_TINY = float(np.log(np.finfo(np.float64).smallest_subnormal))
+
+
+class _Pass(NamedTuple):
+    """What one pass over the features returns (see :class:`_SoftmaxNLL`)."""
+
+    loss: float
+    grad_matrix: NDArray
+    grad_intercept: NDArray
+    # Curvature moments (h0, h1, h2) when asked for, else None.
+    curvature: tuple | None
+    # log of the smallest calibrated probability of any class for any sample.
+    log_smallest: float
 
 
 class _SoftmaxNLL:
     """Weighted mean NLL of ``softmax(x W^T + b)`` (or ``softmax(x * a + b)``) and gradient.
 
-    ``features`` (N, K) is read in row blocks; each block's scores are float64.  With
-    ``G = (P - Y) * w / sum(w)`` the gradient is ``G^T x`` for a full ``W``, the column
-    sums of ``G * x`` for a diagonal one, and the column sums of ``G`` for ``b``.  The loss
-    of a row is ``-log P[label]``, or ``logsumexp(s) - s[label]`` where that probability
-    underflows.
+    With normalised weights ``w`` the loss is ``sum_i w_i (m_i + log Z_i) - sum_i w_i
+    s_{i y_i}``, where ``m_i`` is row ``i``'s largest score and ``Z_i = sum_k exp(s_ik -
+    m_i)``.  The label term is linear in the map: ``<W, L> + <b, c>`` with the per-class
+    weighted feature sums ``L`` and class weights ``c``, computed once in ``__init__``.  So
+    is its gradient, ``(L, c)``, which leaves to each pass only the softmax part, ``E^T
+    (x * w / Z)`` with ``E = exp(s - m)`` (matrix-vector products for a diagonal ``W``,
+    one matrix product for a full one): no label lookup, no logarithm per entry, no
+    division of the whole block.
+
+    ``features`` (N, K) is read in row blocks.  A pass computes in float64, or, with
+    ``single=True``, in float32 (scores, exponentials and row sums; the totals are still
+    accumulated in float64): about half the cost, accurate to about 1e-7 relative, which
+    is enough to approach the optimum before float64 passes finish it.
     """
 
     def __init__(self, features: NDArray, labels: NDArray, weights: NDArray | None, diagonal):
         self.features = features
         self.labels = labels
+        n_samples, n_classes = features.shape
         self.weights = None if weights is None else weights / weights.sum()
         self.diagonal = diagonal
-        n_classes = features.shape[1]
         self.n_classes = n_classes
         self.identity = np.ones(n_classes) if diagonal else np.eye(n_classes)
         self.block_elements = _BLOCK_ELEMENTS if diagonal else _GEMM_BLOCK_ELEMENTS
         self.passes = 0
+        row_weight = np.full(n_samples, 1.0 / n_samples) if weights is None else self.weights
+        self.class_weight = np.bincount(labels, weights=row_weight, minlength=n_classes)
+        if diagonal:
+            label_feature = features[np.arange(n_samples), labels].astype(np.float64)
+            self.label_features = np.bincount(
+                labels, weights=row_weight * label_feature, minlength=n_classes
+            )
+        else:
+            # One bincount per row block over the flattened (label, feature) index.
+            sums = np.zeros(n_classes * n_classes)
+            columns = np.arange(n_classes)
+            for rows in iv.row_blocks(n_samples, n_classes):
+                index = labels[rows, None] * n_classes + columns
+                values = features[rows] * row_weight[rows, None]
+                sums += np.bincount(index.ravel(), values.ravel(), n_classes * n_classes)
+            self.label_features = sums.reshape(n_classes, n_classes)
 
     def __call__(
         self,
         matrix: NDArray,
         intercept: NDArray,
         *,
+        single: bool = False,
         curvature: bool = False,
         moments: bool = False,
-        smallest: bool = False,
-    ) -> tuple[float, NDArray, NDArray, tuple | None]:
-        """``(loss, grad_matrix, grad_intercept, moments)`` in one pass over the features.
+    ) -> _Pass:
+        """Loss, gradient and extras at the map ``(matrix, intercept)`` in one pass.
 
-        With ``curvature=True``, ``moments`` holds the curvature weights
-        ``h_ik = w_i p_ik (1 - p_ik)`` summed over samples with ``1``, ``x_ij`` and
-        ``x_ij**2`` (shapes ``(K,)`` and that of ``W``), for :func:`_whitening`; with
-        ``moments=True``, the same for a uniform softmax (and the pass's smallest
-        probability is kept as ``identity_smallest``); with ``smallest=True``, the smallest
-        probability of any class for any sample (0 when one underflows).
+        With ``curvature=True`` the pass also returns the curvature weights ``h_ik = w_i
+        p_ik (1 - p_ik)`` summed over samples with ``1``, ``x_ij`` and ``x_ij**2`` (shapes
+        ``(K,)`` and that of ``W``), for :func:`_whitening`; with ``moments=True`` a little
+        of the same for a uniform softmax is added, for maps (the identity) whose softmax
+        saturates.
         """
         self.passes += 1
         n_samples, n_classes = self.features.shape
+        dtype = np.dtype(np.float32 if single else np.float64)
+        weights = self.weights
+        work_matrix, work_intercept = matrix.astype(dtype), intercept.astype(dtype)
         grad_matrix = np.zeros_like(matrix)
         grad_intercept = np.zeros(n_classes)
         curvature = curvature or moments
+        # The smallest probability is wanted from float64 passes and the identity map's.
+        smallest = moments or not single
+        log_smallest = 0.0 if smallest else np.nan
         if curvature:
             h0, h1, h2 = np.zeros(n_classes), np.zeros_like(matrix), np.zeros_like(matrix)
         if moments:
             column1, column2 = np.zeros(n_classes), np.zeros(n_classes)
-        smallest_prob = 1.0
-        loss = 0.0
-        buffer = np.empty((min(n_samples, max(1, self.block_elements // n_classes)), n_classes))
+        normaliser = 0.0  # sum_i w_i (m_i + log Z_i)
+        buffer = np.empty(
+            (min(n_samples, max(1, self.block_elements // n_classes)), n_classes), dtype
+        )
         for rows in iv.row_blocks(n_samples, n_classes, self.block_elements):
             block = self.features[rows]
+            if not self.diagonal:
+                block = block.astype(dtype, copy=False)
             scores = buffer[: len(block)]
             if self.diagonal:
-                np.multiply(block, matrix, out=scores)
+                scores[...] = block
+                scores *= work_matrix
             else:
-                np.matmul(block, matrix.T, out=scores)
-            scores += intercept
-            prob = softmax(scores, axis=1)
-            index = np.arange(len(block))
-            labels = self.labels[rows]
-            label_log_prob = prob[index, labels]
-            underflow = np.flatnonzero(label_log_prob < _SMALLEST_LOGGED)
-            with np.errstate(divide="ignore"):
-                np.log(label_log_prob, out=label_log_prob)
-            if underflow.size:
-                label_log_prob[underflow] = scores[underflow, labels[underflow]] - logsumexp(
-                    scores[underflow], axis=1
-                )
-            if self.weights is None:
-                row_weight = 1.0 / n_samples
-                loss -= float(label_log_prob.sum()) * row_weight
-            else:
-                row_weight = self.weights[rows, None]
-                loss -= float(np.dot(row_weight[:, 0], label_log_prob))
-            if smallest or moments:
-                smallest_prob = min(smallest_prob, float(prob.min()))
-            if moments:
-                weighted = block * row_weight
-                column1 += np.einsum("ij->j", weighted)
-                column2 += np.einsum("ij,ij->j", weighted, block)
+                np.matmul(block, work_matrix.T, out=scores)
+            scores += work_intercept
+            top = scores.max(axis=1)
+            scores -= top[:, None]
+            if smallest:
+                lowest = scores.min(axis=1)
+            np.exp(scores, out=scores)
+            total = scores.sum(axis=1)
+            log_total = np.log(total, dtype=np.float64)
+            if smallest:
+                log_smallest = min(log_smallest, float(np.min(lowest - log_total)))
+            row_weight = np.full(len(block), 1.0 / n_samples) if weights is None else weights[rows]
+            normaliser += float(np.dot(row_weight, top + log_total))
+            # Each row's softmax times its weight is scores * scale.
+            scale = (row_weight / total).astype(dtype)
             if curvature:
+                prob = scores * (1.0 / total).astype(dtype)[:, None]
                 spread = prob * (1.0 - prob)
-                spread *= row_weight
-                h0 += np.einsum("ij->j", spread)
+                work_weight = row_weight.astype(dtype)
+                h0 += work_weight @ spread
                 if self.diagonal:
-                    h1 += np.einsum("ij,ij->j", spread, block)
-                    h2 += np.einsum("ij,ij,ij->j", spread, block, block)
+                    spread *= block
+                    h1 += work_weight @ spread
+                    spread *= block
+                    h2 += work_weight @ spread
                 else:
+                    spread *= work_weight[:, None]
                     h1 += spread.T @ block
-                    h2 += spread.T @ np.square(block, dtype=np.float64)
-            prob[index, labels] -= 1.0
-            prob *= row_weight
-            grad_intercept += np.einsum("ij->j", prob)
+                    h2 += spread.T @ np.square(block)
+                if moments:
+                    column1 += row_weight @ block
+                    column2 += row_weight @ np.square(block, dtype=np.float64)
+            grad_intercept += scale @ scores
             if self.diagonal:
-                grad_matrix += np.einsum("ij,ij->j", prob, block)
+                scores *= block
+                grad_matrix += scale @ scores
             else:
-                grad_matrix += prob.T @ block
+                scores *= scale[:, None]
+                grad_matrix += scores.T @ block
+        if self.diagonal:
+            label_term = float(np.dot(matrix, self.label_features))
+        else:
+            label_term = float(np.vdot(matrix, self.label_features))
+        loss = normaliser - label_term - float(np.dot(intercept, self.class_weight))
+        grad_matrix -= self.label_features
+        grad_intercept -= self.class_weight
         extra = (h0, h1, h2) if curvature else None
         if moments:
             # Add a little of the curvature moments of a uniform softmax, h = w / K, which
             # do not depend on the map: logits so large that the softmax saturates have
-            # no curvature at the identity map to precondition with.
+            # no curvature at the identity map to precondition with.  (Added to later
+            # refreshes too, it measured 1.5-2x the passes on the shared predictions.)
             level = _UNIFORM_SHARE / n_classes
             column1, column2 = level * column1, level * column2
             if not self.diagonal:
                 column1, column2 = column1[None, :], column2[None, :]
             extra = (h0 + level, h1 + column1, h2 + column2)
-            self.identity_smallest = smallest_prob
-        if smallest:
-            extra = smallest_prob
-        return loss, grad_matrix, grad_intercept, extra
+        return _Pass(loss, grad_matrix, grad_intercept, extra, log_smallest)
 
 
 class _Coordinates:
@@ -196,26 +253,52 @@ class _Coordinates:
     takes a quarter of the iterations of plain standardisation of the features.
     """
 
-    def __init__(self, centre: NDArray, scale: NDArray):
+    def __init__(self, centre: NDArray, scale: NDArray, row_curvature: NDArray | None = None):
         self.centre, self.scale = centre, scale
         self.diagonal = centre.ndim == 1
         self.n_matrix = centre.size
+        # Curvature of each row's coordinates (all alike after the scaling), for `set_unit`.
+        self.row_curvature = row_curvature
+        # The optimiser sees these coordinates divided by `unit` (see `set_unit`).
+        self.unit = 1.0
+
+    def set_unit(self, grad_matrix: NDArray, grad_intercept: NDArray) -> None:
+        """Scale the coordinates so that L-BFGS-B's first step is the Cauchy step.
+
+        L-BFGS-B's first trial step is ``-gradient / |gradient|``, of unit length.  With the
+        unit set here it is ``-t g``, ``t = |g|^2 / g^T D g``, the step that minimises the
+        model with the rows' curvatures ``D`` along ``-g``, rather than a length that
+        depends on the scale of the problem.  (L-BFGS-B also caps that step at ``1e10``
+        times ``|g|``, hence the lower bound on ``|g| * unit``.)
+        """
+        self.unit = 1.0
+        gradient = self.gradient(grad_matrix, grad_intercept)
+        rows = self.row_curvature if self.diagonal else self.row_curvature[:, None]
+        curvature = np.concatenate(
+            [np.broadcast_to(rows, self.centre.shape).ravel(), rows.ravel()]
+        )
+        squared = float(gradient @ gradient)
+        along = float(gradient @ (curvature * gradient))
+        if np.isfinite(along) and squared > 0 and along > 0:
+            norm = np.sqrt(squared)
+            self.unit = max(squared / along * norm, _SMALLEST_STEP / norm)
 
     def _row_sum(self, values: NDArray) -> NDArray:
         return values if self.diagonal else values.sum(axis=1)
 
     def to_map(self, u: NDArray) -> tuple[NDArray, NDArray]:
+        u = u * self.unit
         matrix = u[: self.n_matrix].reshape(self.centre.shape) / self.scale
         return matrix, u[self.n_matrix :] - self._row_sum(matrix * self.centre)
 
     def from_map(self, matrix: NDArray, intercept: NDArray) -> NDArray:
         shifted = intercept + self._row_sum(matrix * self.centre)
-        return np.concatenate([(matrix * self.scale).ravel(), shifted])
+        return np.concatenate([(matrix * self.scale).ravel(), shifted]) / self.unit
 
     def gradient(self, grad_matrix: NDArray, grad_intercept: NDArray) -> NDArray:
         column = grad_intercept if self.diagonal else grad_intercept[:, None]
         grad_v = (grad_matrix - column * self.centre) / self.scale
-        return np.concatenate([grad_v.ravel(), grad_intercept])
+        return np.concatenate([grad_v.ravel(), grad_intercept]) * self.unit
 
 
 def _whitening(h0, h1, h2, penalty_matrix, penalty_intercept) -> _Coordinates:
@@ -232,7 +315,7 @@ def _whitening(h0, h1, h2, penalty_matrix, penalty_intercept) -> _Coordinates:
     # Relative to the row's intercept curvature: equalising the rows as well measured
     # worse (about twice the iterations at K = 1,000), the rows being coupled.
     scale = np.sqrt(np.maximum(matrix_curvature, matrix_floor) / safe_column)
-    return _Coordinates(centre, scale)
+    return _Coordinates(centre, scale, np.maximum(intercept_curvature, floor))
 
 
 def _canonical(matrix, intercept, penalty_matrix, penalty_intercept):
@@ -279,71 +362,98 @@ class _PenalisedNLL:
         )
         return value, 2 * self.penalty_matrix * deviation, 2 * self.penalty_intercept * intercept
 
-    def total(self, matrix, intercept, evaluated=None) -> tuple[float, NDArray, NDArray]:
-        """Value and gradient in ``(W, b)`` at a canonical map (``evaluated``: its NLL)."""
-        loss, grad_matrix, grad_intercept, _ = evaluated or self.nll(matrix, intercept)
+    def total(
+        self, matrix, intercept, evaluated: _Pass | None = None, single: bool = False
+    ) -> tuple[float, NDArray, NDArray]:
+        """Value and gradient in ``(W, b)`` at a canonical map (``evaluated``: its pass)."""
+        evaluated = evaluated or self.nll(matrix, intercept, single=single)
         value, penalty_matrix, penalty_intercept = self.penalty(matrix, intercept)
-        return loss + value, grad_matrix + penalty_matrix, grad_intercept + penalty_intercept
+        return (
+            evaluated.loss + value,
+            evaluated.grad_matrix + penalty_matrix,
+            evaluated.grad_intercept + penalty_intercept,
+        )
 
-    def in_coordinates(self, coordinates: _Coordinates, start=None, first=None):
-        """``fun(u) -> (value, gradient)`` for L-BFGS-B; ``first`` is the value at ``start``."""
+    def in_coordinates(
+        self, coordinates: _Coordinates, start=None, first=None, single: bool = False
+    ):
+        """``fun(u) -> (value, gradient)`` for L-BFGS-B; ``first`` is the pass at ``start``.
+
+        ``fun.last`` holds the latest ``(u, pass)`` evaluated.
+        """
 
         def fun(u):
+            matrix, intercept = self.canonical(*coordinates.to_map(u))
             if start is not None and np.array_equal(u, start):
-                value, grad_matrix, grad_intercept = first
+                evaluated = first
             else:
-                value, grad_matrix, grad_intercept = self.total(
-                    *self.canonical(*coordinates.to_map(u))
-                )
+                evaluated = self.nll(matrix, intercept, single=single)
+            fun.last = (u.copy(), evaluated)
+            value, grad_matrix, grad_intercept = self.total(matrix, intercept, evaluated)
             if not np.isfinite(value):
                 return np.inf, np.zeros_like(u)
             return value, coordinates.gradient(grad_matrix, grad_intercept)
 
+        fun.last = None
         return fun
 
 
 def _minimise(objective: _PenalisedNLL, tol: float, max_iter: int):
-    """Minimise NLL + penalty from the identity map; returns (W, b, data loss, result, nit).
+    """Minimise NLL + penalty from the identity map.
 
-    L-BFGS-B runs in preconditioned coordinates (:class:`_Coordinates`): first those of
-    a uniform softmax (the features' weighted column moments), then, restarted after a
-    few iterations, those of the curvature at the current map (twice, as the map moves).
+    Returns ``(W, b, final pass, identity pass, L-BFGS-B result, iterations)``; the final
+    pass is a float64 one at ``(W, b)``.  L-BFGS-B runs in preconditioned coordinates
+    (:class:`_Coordinates`) in stages (``_STAGES``), each restarted where the previous one
+    stopped with the curvature there: float32 passes while the map is far from the
+    optimum, float64 passes to finish.  The first preconditioner is the curvature at the
+    identity map.  Each stage's coordinates are scaled so that L-BFGS-B's first step is
+    the Cauchy step of the preconditioner's model (:meth:`_Coordinates.set_unit`).
     """
     nll = objective.nll
     matrix, intercept = nll.identity.copy(), np.zeros(nll.n_classes)
-    evaluated = nll(matrix, intercept, moments=True)
-    identity_loss = evaluated[0]
+    evaluated = nll(matrix, intercept, single=_STAGES[0][0], moments=True)
+    identity = evaluated
     n_iter = 0
-    for stage, stage_iter in enumerate((*_RESTARTS, max_iter)):
+    for stage, (single, stage_iter, stage_tol) in enumerate(_STAGES):
+        last_stage = stage == len(_STAGES) - 1
         coordinates = _whitening(
-            *evaluated[3], objective.penalty_matrix, objective.penalty_intercept
+            *evaluated.curvature, objective.penalty_matrix, objective.penalty_intercept
         )
-        start = coordinates.from_map(matrix, intercept)
         first = objective.total(matrix, intercept, evaluated)
+        coordinates.set_unit(*first[1:])
+        start = coordinates.from_map(matrix, intercept)
+        fun = objective.in_coordinates(coordinates, start, evaluated, single=single)
+        gtol, ftol = stage_tol or (tol, tol * 1e-6)
         result = minimize(
-            objective.in_coordinates(coordinates, start, first),
+            fun,
             start,
             jac=True,
             method="L-BFGS-B",
             options={
-                "maxiter": max(1, min(stage_iter, max_iter - n_iter)),
-                "gtol": tol,
-                "ftol": tol * 1e-6,
+                "maxiter": max(1, min(stage_iter or max_iter, max_iter - n_iter)),
+                "gtol": gtol * coordinates.unit,
+                "ftol": ftol,
                 "maxcor": 20,
             },
         )
         n_iter += int(result.nit)
         matrix, intercept = objective.canonical(*coordinates.to_map(result.x))
-        if result.success or n_iter >= max_iter or stage == len(_RESTARTS):
+        if last_stage or n_iter >= max_iter or (result.success and not single):
             break
-        evaluated = nll(matrix, intercept, curvature=True)
-    data_loss = float(result.fun) - objective.penalty(matrix, intercept)[0]
-    if not np.isfinite(result.fun) or result.fun > identity_loss:
+        evaluated = nll(matrix, intercept, single=_STAGES[stage + 1][0], curvature=True)
+    last_u, evaluated = fun.last
+    if not np.array_equal(last_u, result.x) or single:
+        evaluated = nll(matrix, intercept)
+    value = evaluated.loss + objective.penalty(matrix, intercept)[0]
+    if value > identity.loss - _SINGLE_ERROR * abs(identity.loss):
+        # Too close to call in float32: the identity map's loss in float64.
+        identity = identity._replace(loss=nll(nll.identity, np.zeros(nll.n_classes)).loss)
+    if not np.isfinite(value) or value > identity.loss:
         # Never return a map worse than the identity (L-BFGS-B's line search should already
         # guarantee this; rounding in a flat region is the only way it could fail).
         matrix, intercept = nll.identity.copy(), np.zeros(nll.n_classes)
-        data_loss = identity_loss
-    return matrix, intercept, data_loss, result, n_iter
+        evaluated = identity
+    return matrix, intercept, evaluated, identity, result, n_iter
 
 
 def _check_penalty(value: object, name: str) -> float:
@@ -460,7 +570,7 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
             )
             return _minimise(objective, tol, max_iter)
 
-        matrix, intercept, data_loss, result, n_iter = run(ridge)
+        matrix, intercept, final, identity, result, n_iter = run(ridge)
         if ridge == 0 and free:
             # A set that is not separable has, at every map, a sample whose label is not
             # ranked strictly first (probability <= 1/2), so its NLL is at least
@@ -469,13 +579,13 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
             min_weight = (
                 1.0 / n_samples if weights is None else weights[weights > 0].min() / weights.sum()
             )
-            if data_loss < np.log(2.0) * min_weight:
+            if final.loss < np.log(2.0) * min_weight:
                 separated = "the calibration set is separated perfectly"
             # Part of the set can be separated from the rest (a class whose few samples lie
             # on the hull of the features, say): the likelihood then still grows along a
             # ray, which shows as calibrated probabilities that underflow to 0 where the
             # identity map's did not.
-            elif nll(matrix, intercept, smallest=True)[3] == 0 < nll.identity_smallest:
+            elif final.log_smallest < _LOG_TINY <= identity.log_smallest:
                 separated = "part of the calibration set is separated from the rest"
             else:
                 separated = None
@@ -488,7 +598,7 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
                     UserWarning,
                     stacklevel=2,
                 )
-                matrix, intercept, data_loss, result, more_iter = run(ridge)
+                matrix, intercept, final, identity, result, more_iter = run(ridge)
                 n_iter += more_iter
         if not result.success:
             # L-BFGS-B also stops when rounding defeats its line search; that is a
