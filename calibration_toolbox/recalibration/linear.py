@@ -112,13 +112,16 @@ class _SoftmaxNLL:
         self.features = features
         self.labels = labels
         n_samples, n_classes = features.shape
-        self.weights = None if weights is None else weights / weights.sum()
         self.diagonal = diagonal
         self.n_classes = n_classes
         self.identity = np.ones(n_classes) if diagonal else np.eye(n_classes)
         self.block_elements = _BLOCK_ELEMENTS if diagonal else _GEMM_BLOCK_ELEMENTS
         self.passes = 0
-        row_weight = np.full(n_samples, 1.0 / n_samples) if weights is None else self.weights
+        # Normalised weights (summing to 1), read block by block in every pass.
+        row_weight = (
+            np.full(n_samples, 1.0 / n_samples) if weights is None else weights / weights.sum()
+        )
+        self.row_weight = row_weight
         self.class_weight = np.bincount(labels, weights=row_weight, minlength=n_classes)
         if diagonal:
             label_feature = features[np.arange(n_samples), labels].astype(np.float64)
@@ -155,7 +158,6 @@ class _SoftmaxNLL:
         self.passes += 1
         n_samples, n_classes = self.features.shape
         dtype = np.dtype(np.float32 if single else np.float64)
-        weights = self.weights
         work_matrix, work_intercept = matrix.astype(dtype), intercept.astype(dtype)
         grad_matrix = np.zeros_like(matrix)
         grad_intercept = np.zeros(n_classes)
@@ -191,7 +193,7 @@ class _SoftmaxNLL:
             log_total = np.log(total, dtype=np.float64)
             if smallest:
                 log_smallest = min(log_smallest, float(np.min(lowest - log_total)))
-            row_weight = np.full(len(block), 1.0 / n_samples) if weights is None else weights[rows]
+            row_weight = self.row_weight[rows]
             normaliser += float(np.dot(row_weight, top + log_total))
             # Each row's softmax times its weight is scores * scale.
             scale = (row_weight / total).astype(dtype)
@@ -363,10 +365,10 @@ class _PenalisedNLL:
         return value, 2 * self.penalty_matrix * deviation, 2 * self.penalty_intercept * intercept
 
     def total(
-        self, matrix, intercept, evaluated: _Pass | None = None, single: bool = False
+        self, matrix, intercept, evaluated: _Pass | None = None
     ) -> tuple[float, NDArray, NDArray]:
         """Value and gradient in ``(W, b)`` at a canonical map (``evaluated``: its pass)."""
-        evaluated = evaluated or self.nll(matrix, intercept, single=single)
+        evaluated = evaluated or self.nll(matrix, intercept)
         value, penalty_matrix, penalty_intercept = self.penalty(matrix, intercept)
         return (
             evaluated.loss + value,
