@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from scipy.special import log_softmax, softmax
 from calibration_toolbox._validation import NotFittedError
 from calibration_toolbox.recalibration._base import Recalibrator, load_recalibrator
 from calibration_toolbox.recalibration.linear import (
+    _CHUNK_ELEMENTS,
     FALLBACK_RIDGE,
     DirichletCalibration,
     MatrixScaling,
@@ -415,8 +418,10 @@ def test_get_and_set_params():
         "num_classes": None,
         "max_iter": 1000,
         "tol": 1e-8,
+        "n_jobs": None,
     }
     assert model.set_params(reg_mu=3.0) is model and model.reg_mu == 3.0
+    assert "n_jobs" not in MatrixScaling().get_params()  # a full map: BLAS's threads
 
 
 # -- errors ----------------------------------------------------------------------------
@@ -463,6 +468,9 @@ def test_invalid_settings(params, error, message):
         ({"matrix_type": "lower"}, ValueError, "`matrix_type` must be 'full' or 'diagonal'"),
         ({"eps": 0.0}, ValueError, r"`eps` must be a number in \(0, 1\)"),
         ({"eps": "tiny"}, TypeError, r"`eps` must be a number in \(0, 1\)"),
+        ({"n_jobs": 0}, ValueError, "`n_jobs` must be None or an integer >= 1; got 0"),
+        ({"n_jobs": 2.0}, ValueError, "`n_jobs` must be None or an integer >= 1; got 2.0"),
+        ({"n_jobs": True}, ValueError, "`n_jobs` must be None or an integer >= 1; got True"),
     ],
 )
 def test_invalid_dirichlet_settings(params, error, message):
@@ -580,3 +588,55 @@ def test_pass_in_float32_is_close_to_float64():
     # The loss is exact in float64: against the log-softmax written out.
     expected = -log_softmax(logits @ matrix.T + intercept, axis=1)[np.arange(500), labels]
     assert_allclose(double.loss, expected.mean(), rtol=1e-13)
+
+
+# -- chunks and threads ----------------------------------------------------------------
+def multi_chunk_problem(k, seed=11):
+    # Enough values (N * K >= 2 * _CHUNK_ELEMENTS) for a pass to split the rows in chunks.
+    n = 2 * _CHUNK_ELEMENTS // k + 123
+    rng = np.random.default_rng(seed)
+    labels = rng.permutation(np.arange(n) % k)  # every class occurs
+    logits = 4.0 * (np.eye(k)[labels] + rng.normal(size=(n, k))) + np.linspace(0, 1, k)
+    return logits, labels
+
+
+@pytest.mark.parametrize("diagonal", [True, False])
+def test_pass_over_chunks_is_exact_and_independent_of_threads(diagonal):
+    k = 1000 if diagonal else 100
+    logits, labels = multi_chunk_problem(k)
+    rng = np.random.default_rng(4)
+    weights = rng.uniform(0.5, 2.0, len(labels))
+    nll = _SoftmaxNLL(logits, labels, weights, diagonal)
+    assert len(nll.chunks) >= 2
+    assert nll.chunks[0].start == 0 and nll.chunks[-1].stop == len(labels)
+    assert all(a.stop == b.start for a, b in itertools.pairwise(nll.chunks))
+    shape = (k,) if diagonal else (k, k)
+    matrix = nll.identity + rng.normal(0, 0.05, shape)
+    intercept = rng.normal(0, 0.3, k)
+    alone = nll(matrix, intercept, curvature=True)
+    with ThreadPoolExecutor(3) as nll.pool:
+        shared = nll(matrix, intercept, curvature=True)
+    # Bit for bit, whatever the threads.
+    assert alone.loss == shared.loss
+    assert_array_equal(alone.grad_matrix, shared.grad_matrix)
+    assert_array_equal(alone.grad_intercept, shared.grad_intercept)
+    for a, b in zip(alone.curvature, shared.curvature, strict=True):
+        assert_array_equal(a, b)
+    # And exact: the loss and the intercept's gradient written out with scipy.
+    scores = logits * matrix + intercept if diagonal else logits @ matrix.T + intercept
+    log_prob = log_softmax(scores, axis=1)
+    w = weights / weights.sum()
+    assert_allclose(alone.loss, -(w * log_prob[np.arange(len(labels)), labels]).sum(), rtol=1e-12)
+    expected = w @ np.exp(log_prob) - np.bincount(labels, weights=w, minlength=k)
+    assert_allclose(alone.grad_intercept, expected, rtol=0, atol=1e-14)
+
+
+def test_vector_scaling_fit_is_the_same_for_any_number_of_threads():
+    logits, labels = multi_chunk_problem(1000, seed=12)
+    one = VectorScaling(n_jobs=1).fit(logits, labels)
+    three = VectorScaling(n_jobs=3).fit(logits, labels)
+    default = VectorScaling().fit(logits, labels)
+    for model in (three, default):
+        assert_array_equal(model.coef_, one.coef_)
+        assert_array_equal(model.intercept_, one.intercept_)
+        assert model.n_passes_ == one.n_passes_

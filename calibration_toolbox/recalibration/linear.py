@@ -37,8 +37,11 @@ equivalent one with the smallest penalty, and where the penalty does not decide,
 
 from __future__ import annotations
 
+import itertools
 import numbers
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -62,11 +65,21 @@ _BLOCK_ELEMENTS = 1 << 17
 # Full-matrix maps multiply each block by W with BLAS; larger blocks amortise the cost of
 # waking BLAS threads (several ms on the shared machines).
 _GEMM_BLOCK_ELEMENTS = 1 << 20
+# A pass splits the rows into at most _MAX_CHUNKS chunks of at least _CHUNK_ELEMENTS
+# values, fixed by the shape alone so that the sums, added chunk by chunk, do not depend
+# on how many threads process the chunks.
+_CHUNK_ELEMENTS = 1 << 21
+_MAX_CHUNKS = 16
 # L-BFGS-B stages, each restarted in coordinates weighted by the curvature where the last
 # one stopped: (float32 passes, maximum iterations or None, (gtol, ftol) or None for the
-# user's tolerance).  float32 passes cost about half as much; their rounding (about 1e-7
-# of the loss) limits how close they can get, and float64 passes finish.
-_STAGES = ((True, 5, None), (True, None, (3e-6, 1e-10)), (False, None, None))
+# user's tolerance).  float32 passes cost about half as much; their rounding (about 1e-8
+# of the loss, relative) limits how close they can get, so the float32 stage stops when
+# an iteration gains less than that (ftol), and float64 passes finish.  (With ftol 1e-10
+# the float32 stage could spend 30 passes in line searches lost in rounding.)
+_STAGES = ((True, 5, None), (True, None, (3e-6, 1e-8)), (False, None, None))
+# Most trial steps per line search of a float32 stage (L-BFGS-B's default is 20): a line
+# search that rounding defeats then ends the stage after a few passes.
+_SINGLE_LINE_SEARCH = 5
 # Weight of a uniform softmax's curvature in the first preconditioner (see _SoftmaxNLL).
 _UNIFORM_SHARE = 1e-2
 # Bound on the relative error of a float32 pass's loss (rounding of about 1e-7 per entry).
@@ -117,6 +130,14 @@ class _SoftmaxNLL:
         self.identity = np.ones(n_classes) if diagonal else np.eye(n_classes)
         self.block_elements = _BLOCK_ELEMENTS if diagonal else _GEMM_BLOCK_ELEMENTS
         self.passes = 0
+        # Contiguous chunks of whole blocks, processed by `pool` (an executor) when given.
+        block_rows = max(1, self.block_elements // n_classes)
+        n_blocks = -(-n_samples // block_rows)
+        n_chunks = min(n_blocks, _MAX_CHUNKS, max(1, n_samples * n_classes // _CHUNK_ELEMENTS))
+        edges = block_rows * (np.arange(n_chunks + 1) * n_blocks // n_chunks)
+        edges[-1] = n_samples
+        self.chunks = [slice(int(lo), int(hi)) for lo, hi in itertools.pairwise(edges)]
+        self.pool = None
         # Normalised weights (summing to 1), read block by block in every pass.
         row_weight = (
             np.full(n_samples, 1.0 / n_samples) if weights is None else weights / weights.sum()
@@ -154,33 +175,74 @@ class _SoftmaxNLL:
         ``(K,)`` and that of ``W``), for :func:`_whitening`; with ``moments=True`` a little
         of the same for a uniform softmax is added, for maps (the identity) whose softmax
         saturates.
+
+        The rows are split into a fixed number of chunks (see ``_CHUNK_ELEMENTS``), whose
+        sums are added in order, so the result does not depend on ``pool``.
         """
         self.passes += 1
-        n_samples, n_classes = self.features.shape
+        n_classes = self.n_classes
         dtype = np.dtype(np.float32 if single else np.float64)
-        work_matrix, work_intercept = matrix.astype(dtype), intercept.astype(dtype)
-        grad_matrix = np.zeros_like(matrix)
-        grad_intercept = np.zeros(n_classes)
-        curvature = curvature or moments
+        work = (dtype, matrix.astype(dtype), intercept.astype(dtype), curvature or moments)
         # The smallest probability is wanted from float64 passes and the identity map's.
-        smallest = moments or not single
+        work += (moments or not single, moments)
+        mapped = self.pool.map if self.pool is not None else map
+        parts = list(mapped(lambda rows: self._chunk(rows, *work), self.chunks))
+        normaliser, grad_matrix, grad_intercept, extra, log_smallest = parts[0]
+        for part in parts[1:]:
+            normaliser += part[0]
+            grad_matrix += part[1]
+            grad_intercept += part[2]
+            if extra is not None:
+                for total, more in zip(extra, part[3], strict=True):
+                    total += more
+            log_smallest = min(log_smallest, part[4])
+        if self.diagonal:
+            label_term = float(np.dot(matrix, self.label_features))
+        else:
+            label_term = float(np.vdot(matrix, self.label_features))
+        loss = normaliser - label_term - float(np.dot(intercept, self.class_weight))
+        grad_matrix -= self.label_features
+        grad_intercept -= self.class_weight
+        if moments:
+            # Add a little of the curvature moments of a uniform softmax, h = w / K, which
+            # do not depend on the map: logits so large that the softmax saturates have
+            # no curvature at the identity map to precondition with.  (Added to later
+            # refreshes too, it measured 1.5-2x the passes on the shared predictions.)
+            h0, h1, h2, column1, column2 = extra
+            level = _UNIFORM_SHARE / n_classes
+            column1, column2 = level * column1, level * column2
+            if not self.diagonal:
+                column1, column2 = column1[None, :], column2[None, :]
+            extra = (h0 + level, h1 + column1, h2 + column2)
+        return _Pass(loss, grad_matrix, grad_intercept, extra, log_smallest)
+
+    def _chunk(self, chunk, dtype, work_matrix, work_intercept, curvature, smallest, moments):
+        """One chunk's share of a pass.
+
+        Returns ``sum_i w_i (m_i + log Z_i)``, the softmax parts of the two gradients, the
+        curvature moments (or None) and the log of the smallest probability.
+        """
+        n_classes = self.n_classes
+        grad_matrix = np.zeros(work_matrix.shape)
+        grad_intercept = np.zeros(n_classes)
         log_smallest = 0.0 if smallest else np.nan
         if curvature:
-            h0, h1, h2 = np.zeros(n_classes), np.zeros_like(matrix), np.zeros_like(matrix)
+            h0 = np.zeros(n_classes)
+            h1, h2 = np.zeros_like(grad_matrix), np.zeros_like(grad_matrix)
         if moments:
             column1, column2 = np.zeros(n_classes), np.zeros(n_classes)
         normaliser = 0.0  # sum_i w_i (m_i + log Z_i)
-        buffer = np.empty(
-            (min(n_samples, max(1, self.block_elements // n_classes)), n_classes), dtype
-        )
-        for rows in iv.row_blocks(n_samples, n_classes, self.block_elements):
+        n_rows = chunk.stop - chunk.start
+        block_rows = min(n_rows, max(1, self.block_elements // n_classes))
+        buffer = np.empty((block_rows, n_classes), dtype)
+        for rows in iv.row_blocks(n_rows, n_classes, self.block_elements):
+            rows = slice(chunk.start + rows.start, chunk.start + rows.stop)
             block = self.features[rows]
             if not self.diagonal:
                 block = block.astype(dtype, copy=False)
             scores = buffer[: len(block)]
             if self.diagonal:
-                scores[...] = block
-                scores *= work_matrix
+                np.multiply(block, work_matrix, out=scores)
             else:
                 np.matmul(block, work_matrix.T, out=scores)
             scores += work_intercept
@@ -212,8 +274,8 @@ class _SoftmaxNLL:
                     h1 += spread.T @ block
                     h2 += spread.T @ np.square(block)
                 if moments:
-                    column1 += row_weight @ block
-                    column2 += row_weight @ np.square(block, dtype=np.float64)
+                    column1 += work_weight @ block
+                    column2 += work_weight @ np.square(block)
             grad_intercept += scale @ scores
             if self.diagonal:
                 scores *= block
@@ -221,25 +283,10 @@ class _SoftmaxNLL:
             else:
                 scores *= scale[:, None]
                 grad_matrix += scores.T @ block
-        if self.diagonal:
-            label_term = float(np.dot(matrix, self.label_features))
-        else:
-            label_term = float(np.vdot(matrix, self.label_features))
-        loss = normaliser - label_term - float(np.dot(intercept, self.class_weight))
-        grad_matrix -= self.label_features
-        grad_intercept -= self.class_weight
-        extra = (h0, h1, h2) if curvature else None
-        if moments:
-            # Add a little of the curvature moments of a uniform softmax, h = w / K, which
-            # do not depend on the map: logits so large that the softmax saturates have
-            # no curvature at the identity map to precondition with.  (Added to later
-            # refreshes too, it measured 1.5-2x the passes on the shared predictions.)
-            level = _UNIFORM_SHARE / n_classes
-            column1, column2 = level * column1, level * column2
-            if not self.diagonal:
-                column1, column2 = column1[None, :], column2[None, :]
-            extra = (h0 + level, h1 + column1, h2 + column2)
-        return _Pass(loss, grad_matrix, grad_intercept, extra, log_smallest)
+        extra = None
+        if curvature:
+            extra = (h0, h1, h2, column1, column2) if moments else (h0, h1, h2)
+        return normaliser, grad_matrix, grad_intercept, extra, log_smallest
 
 
 class _Coordinates:
@@ -436,6 +483,7 @@ def _minimise(objective: _PenalisedNLL, tol: float, max_iter: int):
                 "gtol": gtol * coordinates.unit,
                 "ftol": ftol,
                 "maxcor": 20,
+                "maxls": _SINGLE_LINE_SEARCH if single else 20,
             },
         )
         n_iter += int(result.nit)
@@ -456,6 +504,13 @@ def _minimise(objective: _PenalisedNLL, tol: float, max_iter: int):
         matrix, intercept = nll.identity.copy(), np.zeros(nll.n_classes)
         evaluated = identity
     return matrix, intercept, evaluated, identity, result, n_iter
+
+
+def _available_cores() -> int:
+    """CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _check_penalty(value: object, name: str) -> float:
@@ -511,6 +566,19 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
             )
         return float(tol), int(max_iter)
 
+    def _threads(self) -> int:
+        """Threads for the passes over a diagonal map (``n_jobs``; None: every core)."""
+        n_jobs = self.n_jobs
+        if n_jobs is None:
+            return _available_cores()
+        if (
+            isinstance(n_jobs, (bool, np.bool_))
+            or not isinstance(n_jobs, numbers.Integral)
+            or n_jobs < 1
+        ):
+            raise ValueError(f"`n_jobs` must be None or an integer >= 1; got {n_jobs!r}.")
+        return int(n_jobs)
+
     def _check_num_classes(self, n_classes: int) -> None:
         if self.num_classes is not None and n_classes != self.num_classes:
             raise ValueError(
@@ -521,6 +589,7 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
         """Fit the map on calibration data ``X`` (N, K) and labels ``y`` (N,); returns self."""
         tol, max_iter = self._check_common()
+        threads = self._threads()
         diagonal = self._is_diagonal()
         data = self._validated_input(X)
         n_samples, n_classes = data.shape
@@ -563,6 +632,10 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
             )
 
         nll = _SoftmaxNLL(features, labels, weights, diagonal)
+        # Threads only for a diagonal map: a full map's passes are BLAS matrix products,
+        # which BLAS already spreads over the cores (threads of our own on top measured
+        # 1.5-2x slower).
+        threads = min(threads, len(nll.chunks)) if diagonal else 1
 
         def run(ridge):
             objective = _PenalisedNLL(
@@ -570,7 +643,10 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
                 penalty_matrix + ridge / nll.identity.size,
                 penalty_intercept + ridge / n_classes,
             )
-            return _minimise(objective, tol, max_iter)
+            if threads == 1:
+                return _minimise(objective, tol, max_iter)
+            with ThreadPoolExecutor(threads) as nll.pool:
+                return _minimise(objective, tol, max_iter)
 
         matrix, intercept, final, identity, result, n_iter = run(ridge)
         if ridge == 0 and free:
@@ -689,6 +765,10 @@ class VectorScaling(_LinearSoftmaxRecalibrator):
     tol : float, default 1e-8
         L-BFGS-B's ``gtol`` on the gradient with respect to the map applied to standardised
         logits.
+    n_jobs : int or None, default None
+        Threads that share each pass over the data for a diagonal map (None: every
+        CPU this process may use).  The rows are split into chunks fixed by the data's
+        shape alone, so the fitted map is the same, to the last bit, for any ``n_jobs``.
 
     Attributes
     ----------
@@ -733,11 +813,13 @@ class VectorScaling(_LinearSoftmaxRecalibrator):
         num_classes: int | None = None,
         max_iter: int = 1000,
         tol: float = 1e-8,
+        n_jobs: int | None = None,
     ):
         self.reg_lambda = reg_lambda
         self.num_classes = num_classes
         self.max_iter = max_iter
         self.tol = tol
+        self.n_jobs = n_jobs
 
     def _is_diagonal(self) -> bool:
         return True
@@ -852,6 +934,10 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
     def _is_diagonal(self) -> bool:
         return False
 
+    def _threads(self) -> int:
+        # A full map: its passes are BLAS matrix products, threaded by BLAS.
+        return 1
+
     def _penalty(self, n_classes: int) -> tuple[NDArray, NDArray]:
         return _offdiagonal_penalty(
             n_classes,
@@ -905,6 +991,11 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
     tol : float, default 1e-8
         L-BFGS-B's ``gtol`` on the gradient with respect to the map applied to standardised
         log-probabilities.
+    n_jobs : int or None, default None
+        Threads that share each pass over the data when ``matrix_type='diagonal'`` (None:
+        every CPU this process may use); a full map's passes are BLAS matrix products,
+        which use BLAS's own threads.  The rows are split into chunks fixed by the data's
+        shape alone, so the fitted map is the same, to the last bit, for any ``n_jobs``.
 
     Attributes
     ----------
@@ -953,6 +1044,7 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
         num_classes: int | None = None,
         max_iter: int = 1000,
         tol: float = 1e-8,
+        n_jobs: int | None = None,
     ):
         self.reg_lambda = reg_lambda
         self.reg_mu = reg_mu
@@ -961,6 +1053,7 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
         self.num_classes = num_classes
         self.max_iter = max_iter
         self.tol = tol
+        self.n_jobs = n_jobs
 
     def _is_diagonal(self) -> bool:
         return iv.check_choice(self.matrix_type, "matrix_type", ("full", "diagonal")) == "diagonal"
