@@ -22,7 +22,9 @@ whose per-entry weights ``c`` and ``d`` each class documents.  The loss is conve
 minimised from the identity map (``W = I``, ``b = 0``) by SciPy's L-BFGS-B with the
 analytic gradient, so the fitted penalised loss, and hence the training NLL, is never
 above the identity map's.  Each evaluation is one pass over the features in row blocks
-(a few MiB of scratch space whatever the size of the calibration set).  The optimiser
+(a few MiB of scratch space per thread whatever the size of the calibration set); for a
+diagonal ``W`` the blocks are shared by ``n_jobs`` threads, with the same result to the
+last bit for any number of threads.  The optimiser
 works in coordinates preconditioned by the curvature of the loss, refreshed twice on the
 way (see ``_Coordinates``), which makes the number of iterations small and insensitive
 to the scale or offset of the features.  The passes before the first refresh and until
@@ -235,6 +237,9 @@ class _SoftmaxNLL:
         n_rows = chunk.stop - chunk.start
         block_rows = min(n_rows, max(1, self.block_elements // n_classes))
         buffer = np.empty((block_rows, n_classes), dtype)
+        if curvature:
+            curve_buffer = np.empty((block_rows, n_classes), np.float32)
+            spare = np.empty_like(curve_buffer)
         for rows in iv.row_blocks(n_rows, n_classes, self.block_elements):
             rows = slice(chunk.start + rows.start, chunk.start + rows.stop)
             block = self.features[rows]
@@ -260,22 +265,27 @@ class _SoftmaxNLL:
             # Each row's softmax times its weight is scores * scale.
             scale = (row_weight / total).astype(dtype)
             if curvature:
-                prob = scores * (1.0 / total).astype(dtype)[:, None]
-                spread = prob * (1.0 - prob)
-                work_weight = row_weight.astype(dtype)
+                # In float32 whatever the pass: a preconditioner needs no more.
+                single_block = block.astype(np.float32, copy=False)
+                spread = curve_buffer[: len(block)]
+                inverse = (1.0 / total).astype(np.float32)
+                np.multiply(scores, inverse[:, None], out=spread, casting="same_kind")
+                complement = np.subtract(1.0, spread, out=spare[: len(block)])
+                spread *= complement  # p (1 - p)
+                work_weight = row_weight.astype(np.float32)
                 h0 += work_weight @ spread
                 if self.diagonal:
-                    spread *= block
+                    spread *= single_block
                     h1 += work_weight @ spread
-                    spread *= block
+                    spread *= single_block
                     h2 += work_weight @ spread
                 else:
                     spread *= work_weight[:, None]
-                    h1 += spread.T @ block
-                    h2 += spread.T @ np.square(block)
+                    h1 += spread.T @ single_block
+                    h2 += spread.T @ np.square(single_block)
                 if moments:
-                    column1 += work_weight @ block
-                    column2 += work_weight @ np.square(block)
+                    column1 += work_weight @ single_block
+                    column2 += work_weight @ np.square(single_block)
             grad_intercept += scale @ scores
             if self.diagonal:
                 scores *= block
