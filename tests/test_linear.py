@@ -106,6 +106,44 @@ def test_gradient_matches_finite_differences(diagonal, log_features, regularised
     )
 
 
+@pytest.mark.parametrize(("k", "diagonal"), [(4, True), (5, False), (12, False)])
+def test_coordinates_drop_exactly_the_flat_directions(k, diagonal):
+    # The reflector H is orthogonal and symmetric, sends the directions along which the
+    # softmax does not change (b + t 1; W + 1 v^T for a full W) onto the held coordinates,
+    # so the optimiser's variables span exactly their complement; the coordinates of a
+    # map give back an equivalent map (the same probabilities).
+    rng = np.random.default_rng(k)
+    shape = (k,) if diagonal else (k, k)
+    coordinates = _Coordinates(
+        rng.normal(0, 3, shape), rng.uniform(0.1, 2.0, shape), rng.uniform(0.5, 2.0, k)
+    )
+    size = coordinates.keep.size
+    reflector = np.stack([coordinates._reflect(unit) for unit in np.eye(size)], axis=1)
+    assert_allclose(reflector @ reflector.T, np.eye(size), rtol=0, atol=1e-13)
+    assert_allclose(reflector, reflector.T, rtol=0, atol=1e-13)
+    flat = np.zeros((size, 1 if diagonal else k + 1))
+    if diagonal:
+        flat[k:, 0] = 1.0
+    else:
+        classes = np.arange(k)
+        flat[classes[:, None] * k + classes, classes] = coordinates.scale
+        flat[k * k :, :k] = coordinates.centre
+        flat[k * k :, k] = 1.0
+    assert np.count_nonzero(~coordinates.keep) == flat.shape[1]
+    assert_allclose((reflector @ flat)[coordinates.keep], 0.0, rtol=0, atol=1e-12)
+    features = rng.normal(0, 2, (50, k))
+    matrix = (np.ones(k) if diagonal else np.eye(k)) + rng.normal(0, 0.3, shape)
+    intercept = rng.normal(0, 0.3, k)
+    again = coordinates.to_map(coordinates.from_map(matrix, intercept))
+
+    def scores(m, b):
+        return features * m + b if diagonal else features @ m.T + b
+
+    assert_allclose(
+        softmax(scores(*again), axis=1), softmax(scores(matrix, intercept), axis=1), atol=1e-13
+    )
+
+
 # -- exactness against an independent implementation -----------------------------------
 # Reference: dirichletcal 0.5.3 (Kull et al.'s package; Python 3.12.1, numpy 2.5.5, jax
 # 0.12.0.1, scipy 1.18.1), in a scratch venv outside the repository:
