@@ -266,7 +266,7 @@ class _SoftmaxNLL:
             scale = (row_weight / total).astype(dtype)
             if curvature:
                 # In float32 whatever the pass: a preconditioner needs no more.
-                single_block = block.astype(np.float32, copy=False)
+                single_block = self.features[rows].astype(np.float32, copy=False)
                 spread = curve_buffer[: len(block)]
                 inverse = (1.0 / total).astype(np.float32)
                 np.multiply(scores, inverse[:, None], out=spread, casting="same_kind")
@@ -753,7 +753,10 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
             if threads == 1:
                 return _minimise(objective, tol, max_iter)
             with ThreadPoolExecutor(threads) as nll.pool:
-                return _minimise(objective, tol, max_iter)
+                try:
+                    return _minimise(objective, tol, max_iter)
+                finally:
+                    nll.pool = None
 
         matrix, intercept, final, identity, result, n_iter = run(ridge)
         if ridge == 0 and free:
