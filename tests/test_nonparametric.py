@@ -135,6 +135,21 @@ def test_isotonic_is_monotone_in_the_score(rng, dtype):
     assert calibrated[0] < 0.05 and calibrated[-1] > 0.6
 
 
+def test_probabilities_are_returned_as_computed(rng):
+    # predict_proba returns the interpolated (and renormalised) probabilities themselves,
+    # not the softmax of their logarithms, which would round them.
+    scores = rng.random(2000)
+    labels = (rng.random(2000) < scores**2).astype(int)
+    iso = IsotonicCalibration().fit(scores, labels)
+    grid = rng.random(5000)
+    positive = np.interp(grid, iso.breakpoints_, iso.breakpoint_values_)
+    assert_array_equal(iso.predict_proba(grid), np.stack([1.0 - positive, positive], axis=1))
+    prob, labels = random_problem(rng, n_samples=500, n_classes=5)
+    for model in (IsotonicCalibration(), HistogramBinning()):
+        probs = model.fit(prob, labels).predict_proba(prob)
+        assert_allclose(probs.sum(axis=1), 1.0, rtol=0, atol=4e-16)
+
+
 @pytest.mark.parametrize("mode", ["one-vs-rest", "top-label"])
 def test_isotonic_breakpoints_are_monotone(rng, mode):
     prob, labels = random_problem(rng, n_samples=500, n_classes=5)

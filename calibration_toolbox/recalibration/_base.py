@@ -27,7 +27,7 @@ from scipy.special import softmax
 
 from calibration_toolbox._validation import NotFittedError, row_blocks
 
-__all__ = ["Recalibrator", "load_recalibrator", "normalised_log_probs"]
+__all__ = ["Recalibrator", "load_recalibrator", "log_in_place", "normalised_probs"]
 
 _REGISTRY: dict[str, type[Recalibrator]] = {}
 _FORMAT = "calibration-toolbox/recalibrator"
@@ -100,7 +100,18 @@ class Recalibrator:
             )
 
     # -- prediction --------------------------------------------------------------------
+    # Methods whose output is a probability set this and implement `_calibrated_probs`;
+    # `predict_proba` then returns those probabilities as they are, not the softmax of
+    # their logarithms (one log and one exp per entry saved, and no rounding added), and
+    # the calibrated logits are their logarithms.
+    _outputs_probabilities: ClassVar[bool] = False
+
+    def _calibrated_probs(self, X: ArrayLike) -> NDArray:
+        raise NotImplementedError
+
     def _calibrated_logits(self, X: ArrayLike) -> NDArray:
+        if self._outputs_probabilities:
+            return log_in_place(self._calibrated_probs(X))
         raise NotImplementedError
 
     def __call__(self, X: ArrayLike) -> NDArray:
@@ -110,6 +121,9 @@ class Recalibrator:
 
     def predict_proba(self, X: ArrayLike) -> NDArray:
         """Calibrated probabilities, shape ``(N, K)``."""
+        if self._outputs_probabilities:
+            self._check_fitted()
+            return self._calibrated_probs(X)
         probs = self(X)
         if isinstance(X, np.ndarray) and np.shares_memory(probs, X):
             probs = probs.copy()  # the softmax below works in place: never on the input
@@ -180,19 +194,23 @@ class Recalibrator:
             return cls.from_dict(json.load(handle))
 
 
-def normalised_log_probs(columns: NDArray) -> NDArray:
-    """Log of one-vs-rest probabilities renormalised to sum to 1 per row.
+def normalised_probs(columns: NDArray) -> NDArray:
+    """One-vs-rest probabilities renormalised to sum to 1 per row.
 
     ``columns[i, k]`` is a calibrated P(y = k) from the k-th binary problem.  A row whose
-    columns are all 0 becomes uniform (1 / K each) instead of 0 / 0; log(0) is -inf, which
-    ``softmax`` maps back to 0 exactly.
+    columns are all 0 becomes uniform (1 / K each) instead of 0 / 0.
     """
     columns = np.asarray(columns, dtype=np.float64)
     totals = columns.sum(axis=1, keepdims=True)
     probs = np.full_like(columns, 1.0 / columns.shape[1])
     np.divide(columns, totals, out=probs, where=totals > 0)
+    return probs
+
+
+def log_in_place(probs: NDArray) -> NDArray:
+    """``log(probs)`` written over ``probs`` (log 0 is -inf, which softmax maps back to 0)."""
     with np.errstate(divide="ignore"):
-        return np.log(probs)
+        return np.log(probs, out=probs)
 
 
 def load_recalibrator(path: Union[str, os.PathLike]) -> Recalibrator:

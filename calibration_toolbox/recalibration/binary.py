@@ -30,7 +30,11 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_expit, logit
 
 from calibration_toolbox import _validation as iv
-from calibration_toolbox.recalibration._base import Recalibrator, normalised_log_probs
+from calibration_toolbox.recalibration._base import (
+    Recalibrator,
+    log_in_place,
+    normalised_probs,
+)
 
 __all__ = ["BETA_EPS", "BetaCalibration", "PlattScaling"]
 
@@ -399,7 +403,7 @@ class _OneVsRestLogistic(Recalibrator):
         # Renormalisation ignores a common factor per row; dividing by the row maximum first
         # keeps a row whose one-vs-rest probabilities all underflow from becoming 0 / 0.
         positive_log_probs -= positive_log_probs.max(axis=1, keepdims=True)
-        return normalised_log_probs(np.exp(positive_log_probs))
+        return log_in_place(normalised_probs(np.exp(positive_log_probs)))
 
 
 def _short_list(items: list[int]) -> str:

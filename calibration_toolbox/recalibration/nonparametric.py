@@ -30,7 +30,7 @@ from calibration_toolbox.binning import (
     grouped_searchsorted,
     sort_rows_with_flags,
 )
-from calibration_toolbox.recalibration._base import Recalibrator, normalised_log_probs
+from calibration_toolbox.recalibration._base import Recalibrator, normalised_probs
 
 __all__ = ["HistogramBinning", "IsotonicCalibration"]
 
@@ -85,23 +85,22 @@ def _fit_inputs(
 
 
 def _combine(columns: NDArray, prob: NDArray, mode: str) -> NDArray:
-    """Log-probabilities from the calibrated float64 column(s) of the binary problems.
+    """Probabilities from the calibrated float64 column(s) of the binary problems.
 
     ``columns`` is overwritten; the K-class cases are done in row blocks, so the memory
     beyond the ``(N, K)`` result stays a few MiB.
     """
     if mode == "top-label":
-        return _top_label_log_probs(columns[:, 0], prob)
+        return _top_label_probs(columns[:, 0], prob)
     if prob.shape[1] == 2:
         q = columns[:, 0]
-        with np.errstate(divide="ignore"):
-            return np.log(np.stack([1.0 - q, q], axis=1))
+        return np.stack([1.0 - q, q], axis=1)
     for rows in iv.row_blocks(*columns.shape):
-        columns[rows] = normalised_log_probs(columns[rows])
+        columns[rows] = normalised_probs(columns[rows])
     return columns
 
 
-def _top_label_log_probs(calibrated: NDArray, prob: NDArray) -> NDArray:
+def _top_label_probs(calibrated: NDArray, prob: NDArray) -> NDArray:
     n_samples, n_classes = prob.shape
     out = np.empty((n_samples, n_classes))
     for rows in iv.row_blocks(n_samples, n_classes):
@@ -120,7 +119,7 @@ def _top_label_log_probs(calibrated: NDArray, prob: NDArray) -> NDArray:
         no_rest = np.flatnonzero(rest <= 0)
         block[no_rest] = (remaining[no_rest] / (n_classes - 1))[:, None]
         block[index, prediction] = calibrated[rows]
-        out[rows] = normalised_log_probs(block)
+        out[rows] = normalised_probs(block)
     return out
 
 
@@ -270,6 +269,7 @@ class IsotonicCalibration(Recalibrator):
     array([0.  , 0.5 , 0.75, 1.  ])
     """
 
+    _outputs_probabilities = True
     _fitted_attributes = (
         "breakpoints_",
         "breakpoint_values_",
@@ -297,7 +297,7 @@ class IsotonicCalibration(Recalibrator):
         self.n_classes_ = int(n_classes)
         return self
 
-    def _calibrated_logits(self, X: ArrayLike) -> NDArray:
+    def _calibrated_probs(self, X: ArrayLike) -> NDArray:
         prob, _ = iv.check_prob(X, name="X")
         self._check_n_classes(prob.shape[1])
         mode = iv.check_choice(self.mode, "mode", _MODES)
@@ -448,6 +448,7 @@ class HistogramBinning(Recalibrator):
     array([0.33333333, 0.33333333, 0.66666667])
     """
 
+    _outputs_probabilities = True
     _fitted_attributes = ("bin_edges_", "bin_probabilities_", "bin_weights_", "n_classes_")
 
     def __init__(self, bins: int | ArrayLike = 15, adaptive_bins: bool = False):
@@ -497,7 +498,7 @@ class HistogramBinning(Recalibrator):
         self.n_classes_ = int(n_classes)
         return self
 
-    def _calibrated_logits(self, X: ArrayLike) -> NDArray:
+    def _calibrated_probs(self, X: ArrayLike) -> NDArray:
         prob, _ = iv.check_prob(X, name="X")
         self._check_n_classes(prob.shape[1])
         scores = _problem_scores(prob, "one-vs-rest")
