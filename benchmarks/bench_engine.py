@@ -16,10 +16,10 @@ multiple of the input's bytes.  Run: ``python benchmarks/bench_engine.py [--repe
 from __future__ import annotations
 
 import argparse
-import time
 import tracemalloc
 
 import numpy as np
+from _timing import median_time
 from scipy.special import log_softmax, softmax
 
 from calibration_toolbox import ACE, ECE, SCE, TemperatureScaling
@@ -32,15 +32,6 @@ GOALS = {
     "TemperatureScaling.fit 1Mx10 / log_softmax": 2.5,
 }
 MEMORY_GOALS = {"ECE 1Mx10": 1.0, "SCE 1Mx10": 1.0, "TemperatureScaling.fit 1Mx10": 3.0}
-
-
-def median_time(function, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def peak_memory(function):

@@ -22,10 +22,10 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+from _timing import best_time
 from scipy.special import softmax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -40,15 +40,6 @@ def make_problem(n_samples: int, n_classes: int, seed: int = 0):
     labels = np.minimum(labels, n_classes - 1)
     prob = softmax(3.0 * logits, axis=1).astype(np.float32)  # overconfident
     return prob, labels
-
-
-def best_time(function, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def time_ours(prob, labels, repeat: int) -> float | None:

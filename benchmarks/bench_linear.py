@@ -17,9 +17,9 @@ so the fitted map is far from the identity.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from _timing import median_time
 from scipy.special import log_softmax
 
 from calibration_toolbox.recalibration.linear import MatrixScaling, VectorScaling
@@ -42,15 +42,6 @@ def make_logits(n_samples: int, n_classes: int, seed: int = 0):
     logits += rng.normal(scale=0.5, size=n_classes).astype(np.float32)
     logits *= 3.0
     return logits, labels
-
-
-def median_time(function, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def main() -> None:
