@@ -39,6 +39,7 @@ equivalent one with the smallest penalty, and where the penalty does not decide,
 
 from __future__ import annotations
 
+import functools
 import itertools
 import numbers
 import os
@@ -184,11 +185,18 @@ class _SoftmaxNLL:
         self.passes += 1
         n_classes = self.n_classes
         dtype = np.dtype(np.float32 if single else np.float64)
-        work = (dtype, matrix.astype(dtype), intercept.astype(dtype), curvature or moments)
-        # The smallest probability is wanted from float64 passes and the identity map's.
-        work += (moments or not single, moments)
+        chunk = functools.partial(
+            self._chunk,
+            dtype=dtype,
+            work_matrix=matrix.astype(dtype),
+            work_intercept=intercept.astype(dtype),
+            curvature=curvature or moments,
+            # Wanted from float64 passes and the identity map's.
+            smallest=moments or not single,
+            moments=moments,
+        )
         mapped = self.pool.map if self.pool is not None else map
-        parts = list(mapped(lambda rows: self._chunk(rows, *work), self.chunks))
+        parts = list(mapped(chunk, self.chunks))
         normaliser, grad_matrix, grad_intercept, extra, log_smallest = parts[0]
         for part in parts[1:]:
             normaliser += part[0]
@@ -620,6 +628,19 @@ def _available_cores() -> int:
     return os.cpu_count() or 1
 
 
+def _check_optional_integer(value: object, name: str, smallest: int) -> int | None:
+    """``value`` as an int, or None; a ValueError unless it is None or an integer >= smallest."""
+    if value is None:
+        return None
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, numbers.Integral)
+        or value < smallest
+    ):
+        raise ValueError(f"`{name}` must be None or an integer >= {smallest}; got {value!r}.")
+    return int(value)
+
+
 def _check_penalty(value: object, name: str) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"`{name}` must be a non-negative number; got {value!r}.")
@@ -662,29 +683,13 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
             raise TypeError(f"`max_iter` must be an integer >= 1; got {max_iter!r}.")
         if max_iter < 1:
             raise ValueError(f"`max_iter` must be an integer >= 1; got {max_iter!r}.")
-        num_classes = self.num_classes
-        if num_classes is not None and (
-            isinstance(num_classes, (bool, np.bool_))
-            or not isinstance(num_classes, numbers.Integral)
-            or num_classes < 2
-        ):
-            raise ValueError(
-                f"`num_classes` must be None or an integer >= 2; got {num_classes!r}."
-            )
+        _check_optional_integer(self.num_classes, "num_classes", 2)
         return float(tol), int(max_iter)
 
     def _threads(self) -> int:
         """Threads for the passes over a diagonal map (``n_jobs``; None: every core)."""
-        n_jobs = self.n_jobs
-        if n_jobs is None:
-            return _available_cores()
-        if (
-            isinstance(n_jobs, (bool, np.bool_))
-            or not isinstance(n_jobs, numbers.Integral)
-            or n_jobs < 1
-        ):
-            raise ValueError(f"`n_jobs` must be None or an integer >= 1; got {n_jobs!r}.")
-        return int(n_jobs)
+        n_jobs = _check_optional_integer(self.n_jobs, "n_jobs", 1)
+        return _available_cores() if n_jobs is None else n_jobs
 
     def _check_num_classes(self, n_classes: int) -> None:
         if self.num_classes is not None and n_classes != self.num_classes:
