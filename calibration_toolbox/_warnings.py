@@ -1,0 +1,43 @@
+"""Warnings that point at the user's line, not at a line inside this package.
+
+A hand-counted ``stacklevel`` is right only for the call path it was counted on: a method
+reached through a wrapper, a base class or a thread points one or two frames off, inside
+the library.  :func:`warn` walks the stack instead and attributes the warning to the first
+frame outside ``calibration_toolbox`` (tests of the package itself included, as users).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+__all__ = ["warn"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside the package, seen from :func:`warn`."""
+    frame = sys._getframe(2)  # the caller of `warn`
+    level = 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """Issue ``message`` attributed to the first caller outside the package.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from calibration_toolbox._warnings import warn
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn("the optimum lies at infinity")
+    >>> caught[0].filename.endswith("_warnings.py")
+    False
+    """
+    warnings.warn(message, category, stacklevel=_user_stacklevel())
