@@ -8,12 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose, assert_array_equal
+from numpy.testing import assert_allclose
 
 from calibration_toolbox import ECE, SCE, TemperatureScaling
 from calibration_toolbox.cli import main
 from calibration_toolbox.datasets import load_example, make_overconfident
-from calibration_toolbox.io import load_predictions
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -59,32 +58,10 @@ def test_report_on_files(tmp_path, capsys):
 
 def test_report_errors_are_messages_not_tracebacks(tmp_path, capsys):
     assert main(["report", str(tmp_path / "missing.npz")]) == 2
-    assert "No such file" in capsys.readouterr().err
+    assert "missing.npz: no such file" in capsys.readouterr().err
     np.savez(tmp_path / "bad.npz", probs=np.full((5, 3), 0.5), labels=np.zeros(5, int))
     assert main(["report", str(tmp_path / "bad.npz")]) == 2
     assert "must sum to 1" in capsys.readouterr().err
-
-
-def test_loader_keys_and_errors(tmp_path):
-    np.savez(tmp_path / "a.npz", scores=np.eye(3), truth=np.arange(3))
-    _, labels = load_predictions(tmp_path / "a.npz")  # the only 2-D and 1-D arrays
-    assert_array_equal(labels, [0, 1, 2])
-    with pytest.raises(ValueError, match=r"`labels_key` 'y' is not in a\.npz"):
-        load_predictions(tmp_path / "a.npz", labels_key="y")
-    np.savez(tmp_path / "b.npz", one=np.eye(3), two=np.eye(3), y=np.arange(3))
-    with pytest.raises(ValueError, match=r"cannot tell which array of b\.npz.*`prob_key`"):
-        load_predictions(tmp_path / "b.npz")
-    with pytest.raises(ValueError, match=r"`path` must end in \.npz, \.npy or \.csv"):
-        load_predictions(tmp_path / "c.json")
-    np.save(tmp_path / "c.npy", np.eye(3))
-    with pytest.raises(ValueError, match="`labels_path` is needed"):
-        load_predictions(tmp_path / "c.npy")
-
-
-def test_loader_never_unpickles(tmp_path):
-    np.save(tmp_path / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
-    with pytest.raises(ValueError, match="allow_pickle"):
-        load_predictions(tmp_path / "objects.npy", labels_path=tmp_path / "objects.npy")
 
 
 def test_synthetic_generator_has_the_stated_temperature():

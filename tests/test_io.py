@@ -1,0 +1,236 @@
+"""Reading saved predictions: every bad file is one clear error that names it."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+from calibration_toolbox.io import load_predictions
+
+PROB = np.array([[0.8, 0.2], [0.3, 0.7], [0.5, 0.5]])
+LABELS = np.array([0, 1, 1])
+
+
+def _npz_bytes(compressed: bool = False, **arrays) -> bytes:
+    buffer = io.BytesIO()
+    (np.savez_compressed if compressed else np.savez)(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _good_npz() -> bytes:
+    return _npz_bytes(probs=np.full((50, 2), 0.5), labels=np.zeros(50, int))
+
+
+def _flip_byte(data: bytes, offset: int) -> bytes:
+    damaged = bytearray(data)
+    damaged[offset] ^= 0xFF
+    return bytes(damaged)
+
+
+def _npy_bytes(array: np.ndarray, allow_pickle: bool = False) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=allow_pickle)
+    return buffer.getvalue()
+
+
+# (file name, its bytes, the message expected); each names the file.
+BAD_NPZ = {
+    "empty": ("p.npz", b"", r"p\.npz is empty"),
+    "truncated": ("p.npz", _good_npz()[:300], r"p\.npz is not a readable \.npz archive"),
+    "truncated tail": (
+        "p.npz",
+        _good_npz()[: len(_good_npz()) // 2],
+        r"p\.npz is not a readable \.npz archive \(truncated or corrupt",
+    ),
+    "bad checksum": (
+        "p.npz",
+        _flip_byte(_good_npz(), _good_npz().find(b"\x93NUMPY") + 200),
+        r"array 'probs' of .*p\.npz cannot be read \(truncated or corrupt: Bad CRC-32",
+    ),
+    "corrupt deflate": (
+        "p.npz",
+        _flip_byte(
+            _npz_bytes(True, probs=np.linspace(0, 1, 1000).reshape(500, 2), labels=np.arange(500)),
+            100,
+        ),
+        r"p\.npz.* cannot be read \(truncated or corrupt",
+    ),
+    "text named npz": ("p.npz", b"prob,label\n0.5,1\n", r"p\.npz is not a \.npz archive"),
+    "npy named npz": ("p.npz", _npy_bytes(PROB), r"p\.npz is not a \.npz archive \(a single"),
+    "object member": (
+        "p.npz",
+        _npz_bytes(probs=PROB, labels=np.array([0, "a", None], dtype=object)),
+        r"array 'labels' of .*p\.npz holds Python objects \(dtype=object\)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_NPZ))
+def test_a_bad_npz_is_one_clear_error(case, tmp_path):
+    name, content, message = BAD_NPZ[case]
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(ValueError, match=message) as error:
+        load_predictions(tmp_path / name)
+    # Never NumPy's advice to load the file "unsafely using allow_pickle".
+    assert "allow_pickle" not in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+BAD_NPY = {
+    "empty": (b"", r"p\.npy is empty"),
+    "text": (b"0.5,0.5\n", r"p\.npy is not a \.npy file"),
+    "truncated": (_npy_bytes(np.full((50, 2), 0.5))[:200], r"p\.npy cannot be read \(truncated"),
+    "objects": (
+        _npy_bytes(np.array([{"a": 1}], dtype=object), allow_pickle=True),
+        r"p\.npy holds Python objects \(dtype=object\).*never unpickled",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_NPY))
+def test_a_bad_npy_is_one_clear_error(case, tmp_path):
+    content, message = BAD_NPY[case]
+    (tmp_path / "p.npy").write_bytes(content)
+    np.save(tmp_path / "y.npy", LABELS)
+    with pytest.raises(ValueError, match=message) as error:
+        load_predictions(tmp_path / "p.npy", labels_path=tmp_path / "y.npy")
+    assert "allow_pickle" not in str(error.value)
+
+
+def test_a_bad_labels_file_is_named(tmp_path):
+    np.save(tmp_path / "p.npy", PROB)
+    (tmp_path / "y.npy").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"y\.npy is empty"):
+        load_predictions(tmp_path / "p.npy", labels_path=tmp_path / "y.npy")
+    (tmp_path / "y.csv").write_text("0,1\n1,0\n0,1\n")
+    with pytest.raises(ValueError, match=r"y\.csv must hold one column of labels; got 2"):
+        load_predictions(tmp_path / "p.npy", labels_path=tmp_path / "y.csv")
+
+
+BAD_CSV = {
+    "empty": ("", r"p\.csv is empty"),
+    "blank lines": ("\n  \n", r"p\.csv is empty"),
+    "header only": ("p0,p1,label\n", r"p\.csv has a header but no rows"),
+    "ragged": ("0.8,0.2,0\n0.3,0.7\n0.5,0.5,1\n", r"p\.csv line 2 has 2 cells; expected 3"),
+    "ragged under header": ("p0,p1,label\n0.8,0.2,0\n0.3,0.7,1,4\n", r"line 3 has 4 cells"),
+    "not a number": ("0.8,0.2,0\n0.3,abc,1\n", r"p\.csv line 2, cell 2: 'abc' is not a number"),
+    "empty cell": ("0.8,,0\n0.3,0.7,1\n", r"p\.csv line 1, cell 2: '' is not a number"),
+    "one column": ("label\n0\n1\n", r"p\.csv must hold prediction columns and a label column"),
+    "not utf-8": ("\udcff\udcfe", r"p\.csv is not a UTF-8 text file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CSV))
+def test_a_bad_csv_is_one_clear_error(case, tmp_path):
+    text, message = BAD_CSV[case]
+    (tmp_path / "p.csv").write_bytes(text.encode("utf-8", "surrogateescape"))
+    with pytest.raises(ValueError, match=message):
+        load_predictions(tmp_path / "p.csv")
+
+
+def test_a_first_row_with_a_typo_is_an_error_not_a_skipped_header(tmp_path):
+    (tmp_path / "p.csv").write_text("0.8,0.2x,0\n0.3,0.7,1\n")
+    with pytest.raises(ValueError, match=r"line 1, cell 2: '0.2x' is not a number"):
+        load_predictions(tmp_path / "p.csv")
+
+
+def test_csv_layouts(tmp_path):
+    (tmp_path / "a.csv").write_text("y,p0,p1\n0,0.8,0.2\n1,0.3,0.7\n")  # labels named first
+    prob, labels = load_predictions(tmp_path / "a.csv")
+    assert_array_equal(prob, [[0.8, 0.2], [0.3, 0.7]])
+    assert_array_equal(labels, [0, 1])
+    np.savetxt(tmp_path / "b.csv", np.column_stack([PROB, LABELS]), delimiter=",", header="a,b,c")
+    prob, labels = load_predictions(tmp_path / "b.csv")  # "# a,b,c": labels last
+    assert_array_equal(prob, PROB)
+    assert_array_equal(labels, LABELS)
+    (tmp_path / "c.csv").write_text("0.2,0\n0.7,1\n")  # one prediction column: P(y = 1)
+    prob, labels = load_predictions(tmp_path / "c.csv")
+    assert_array_equal(prob, [0.2, 0.7])
+    assert_array_equal(labels, [0, 1])
+    (tmp_path / "y.csv").write_text("label\n0\n1\n1\n")
+    np.save(tmp_path / "p.npy", PROB)
+    _, labels = load_predictions(tmp_path / "p.npy", labels_path=tmp_path / "y.csv")
+    assert_array_equal(labels, LABELS)
+
+
+BAD_SHAPES = {
+    "3-D predictions": (
+        np.ones((3, 2, 1)) / 2,
+        LABELS,
+        r"predictions in .*p\.npz must be a 1-D .* or a 2-D .*; got shape \(3, 2, 1\)",
+    ),
+    "0-d predictions": (np.array(0.5), LABELS, r"got shape \(\)"),
+    "scalar labels": (PROB, np.array(1), r"labels \(array 'y' of .*p\.npz\) must be a 1-D"),
+    "2-D labels": (PROB, LABELS[:, None], r"labels .* must be a 1-D .*; got shape \(3, 1\)"),
+    "fewer labels": (PROB, LABELS[:2], r"p\.npz holds 3 rows of predictions but there are 2"),
+    "more labels": (PROB, np.r_[LABELS, 0], r"holds 3 rows of predictions but there are 4"),
+    "no rows": (np.ones((0, 2)), np.ones(0, int), r"p\.npz holds no rows"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SHAPES))
+def test_shapes_are_checked_at_load(case, tmp_path):
+    prob, labels, message = BAD_SHAPES[case]
+    np.savez(tmp_path / "p.npz", prob=prob, y=labels)
+    with pytest.raises(ValueError, match=message):
+        load_predictions(tmp_path / "p.npz")
+
+
+def test_npy_and_labels_of_different_lengths(tmp_path):
+    np.save(tmp_path / "p.npy", PROB)
+    np.save(tmp_path / "y.npy", LABELS[:2])
+    with pytest.raises(
+        ValueError, match=r"3 rows of predictions but there are 2 labels \(.*y\.npy"
+    ):
+        load_predictions(tmp_path / "p.npy", labels_path=tmp_path / "y.npy")
+
+
+def test_missing_files_and_directories(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"missing\.npz: no such file"):
+        load_predictions(tmp_path / "missing.npz")
+    np.save(tmp_path / "p.npy", PROB)
+    with pytest.raises(FileNotFoundError, match=r"y\.npy: no such file"):
+        load_predictions(tmp_path / "p.npy", labels_path=tmp_path / "y.npy")
+    (tmp_path / "d.csv").mkdir()
+    with pytest.raises(ValueError, match=r"d\.csv is a directory"):
+        load_predictions(tmp_path / "d.csv")
+
+
+def test_options_that_do_not_apply_are_refused(tmp_path):
+    np.savez(tmp_path / "p.npz", probs=PROB, labels=LABELS)
+    np.save(tmp_path / "p.npy", PROB)
+    (tmp_path / "p.csv").write_text("0.2,0\n")
+    with pytest.raises(ValueError, match=r"`labels_path` is only for \.npy predictions"):
+        load_predictions(tmp_path / "p.npz", labels_path=tmp_path / "p.npy")
+    with pytest.raises(ValueError, match=r"`labels_path` is only for \.npy predictions"):
+        load_predictions(tmp_path / "p.csv", labels_path=tmp_path / "p.npy")
+    with pytest.raises(ValueError, match=r"`prob_key` is only for \.npz files"):
+        load_predictions(tmp_path / "p.npy", labels_path=tmp_path / "p.npy", prob_key="p")
+    with pytest.raises(ValueError, match=r"`labels_key` is only for \.npz files"):
+        load_predictions(tmp_path / "p.csv", labels_key="y")
+
+
+def test_loader_keys_and_errors(tmp_path):
+    np.savez(tmp_path / "a.npz", scores=np.eye(3), truth=np.arange(3))
+    _, labels = load_predictions(tmp_path / "a.npz")  # the only 2-D and 1-D arrays
+    assert_array_equal(labels, [0, 1, 2])
+    with pytest.raises(ValueError, match=r"`labels_key` 'y' is not in a\.npz"):
+        load_predictions(tmp_path / "a.npz", labels_key="y")
+    np.savez(tmp_path / "b.npz", one=np.eye(3), two=np.eye(3), y=np.arange(3))
+    with pytest.raises(ValueError, match=r"cannot tell which array of b\.npz.*`prob_key`"):
+        load_predictions(tmp_path / "b.npz")
+    with pytest.raises(ValueError, match=r"`path` must end in \.npz, \.npy or \.csv"):
+        load_predictions(tmp_path / "c.json")
+    np.save(tmp_path / "c.npy", np.eye(3))
+    with pytest.raises(ValueError, match="`labels_path` is needed"):
+        load_predictions(tmp_path / "c.npy")
+
+
+def test_only_the_arrays_used_are_read(tmp_path):
+    # An unreadable array the loader is not asked for does not stop it.
+    np.savez(tmp_path / "p.npz", probs=PROB, labels=LABELS, notes=np.array([None], dtype=object))
+    prob, _ = load_predictions(tmp_path / "p.npz")
+    assert_array_equal(prob, PROB)
