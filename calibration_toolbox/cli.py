@@ -1,17 +1,29 @@
-"""Command line: ``calibration-toolbox report [FILE]`` (no file: the embedded example)."""
+"""Command line: ``calibration-toolbox report [FILE]`` (no file: the embedded example).
+
+Every bad input is answered with one line on stderr, ``calibration-toolbox: error: ...``,
+and exit status 2, in the command line's words (``--prob-key``, ``--labels``, ``--logits``,
+``--bins``); each distinct warning with one line ``calibration-toolbox: warning: ...``.
+Nothing is printed on stdout unless the whole report was computed. Every check of the
+inputs runs on the whole file, before any row is selected.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
-from collections.abc import Sequence
+import textwrap
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from calibration_toolbox import __version__
 from calibration_toolbox.datasets import load_example
-from calibration_toolbox.io import load_predictions
+from calibration_toolbox.io import CSV_LABEL_COLUMNS, LABEL_KEYS, PREDICTION_KEYS, load_predictions
 from calibration_toolbox.metrics import (
     ACE,
     ECE,
@@ -37,6 +49,193 @@ _METRICS = {
     "Brier": brier_score,
     "NLL": negative_log_likelihood,
 }
+
+# A probability of exactly 0 becomes log(1e-300) = -690.8: finite logits whose softmax differs
+# from the probabilities by at most 1e-300 per entry.
+_LOG_FLOOR = 1e-300
+
+# The API's words in a message -> the command line's (backticks mark an argument's name).
+_CLI_WORDS = (
+    ("`logits=True`", "--logits"),
+    ("logits=True", "--logits"),
+    ("`prob_key`", "--prob-key"),
+    ("`labels_key`", "--labels-key"),
+    ("`labels_path`", "--labels"),
+    ("`bins`", "--bins"),
+    ("`path`", "the file"),
+    ("`prob`", "the predictions array"),
+    ("`X`", "the predictions array"),
+    ("`labels`", "the labels"),
+    ("`y`", "the labels"),
+)
+
+
+class _UsageError(Exception):
+    """A command line that argparse refuses (reported in one line, not usage + message)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would print the usage too, and exit
+        raise _UsageError(message)
+
+
+# What a bad input raises anywhere below (a Warning only under `python -W error`).
+_FAILURES = (_UsageError, ValueError, TypeError, OSError, Warning)
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """Checked predictions and the rows to fit (None: no recalibration) and to report on."""
+
+    title: str
+    predictions: np.ndarray
+    labels: np.ndarray
+    logits: bool
+    fit_rows: np.ndarray | None
+    test_rows: np.ndarray | slice
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``calibration-toolbox`` command; returns the exit status."""
+    messages: list[str] = []
+    with _collect_warnings(messages):
+        try:
+            args = _parse(argv)
+            inputs = _load_example() if args.path is None else _load_file(args)
+            output = _output(inputs, args)
+        except _FAILURES as error:
+            print(f"calibration-toolbox: error: {_in_cli_words(error)}", file=sys.stderr)
+            return 2
+    for message in dict.fromkeys(messages):  # each distinct warning once, in order
+        print(f"calibration-toolbox: warning: {message}", file=sys.stderr)
+    return _print(output)
+
+
+def _print(output: str) -> int:
+    """Print the report; a reader that stops early (``| head``) is not an error to report."""
+    try:
+        print(output, flush=True)
+    except BrokenPipeError:
+        # Python's advice: point stdout at devnull so that the flush at exit cannot fail.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return 0
+
+
+@contextlib.contextmanager
+def _collect_warnings(messages: list[str]) -> Iterator[None]:
+    """Collect the text of every warning shown during the run (restores showwarning after)."""
+
+    def collect(message, category, filename, lineno, file=None, line=None):
+        messages.append(_in_cli_words(message))
+
+    with warnings.catch_warnings():
+        warnings.showwarning = collect
+        yield
+
+
+def _in_cli_words(error: BaseException) -> str:
+    """One line in the command line's words: ``--prob-key`` for `prob_key`, and so on."""
+    if isinstance(error, OSError) and error.strerror and error.filename:
+        text = f"cannot read {error.filename}: {error.strerror}."
+    else:
+        text = str(error)
+    for api_word, cli_word in _CLI_WORDS:
+        text = text.replace(api_word, cli_word)
+    return " ".join(text.split())
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # bare `calibration-toolbox`: the report on the example
+        args = parser.parse_args(["report"])
+    if args.path is None:
+        options = ("--labels", args.labels), ("--prob-key", args.prob_key)
+        for option, value in (*options, ("--labels-key", args.labels_key)):
+            if value is not None:
+                raise _UsageError(f"{option} needs a predictions FILE.")
+    return args
+
+
+def _load_example() -> _Inputs:
+    example = load_example()
+    title = (
+        f"calibration-toolbox {__version__}: embedded example, 10,000 x 10 logits "
+        f"overconfident by T = {example.true_temperature:g}; metrics on the "
+        "5,000-row test half"
+    )
+    return _Inputs(
+        title, example.logits, example.labels, True, example.calibration_rows, example.test_rows
+    )
+
+
+def _load_file(args: argparse.Namespace) -> _Inputs:
+    predictions, labels = load_predictions(
+        args.path, labels_path=args.labels, prob_key=args.prob_key, labels_key=args.labels_key
+    )
+    if predictions.ndim == 2 and predictions.shape[1] == 1:
+        predictions = predictions[:, 0]  # a single column: P(y = 1), as a 1-D array
+    _check_values(args.path, predictions, labels, args.logits)
+    title = f"calibration-toolbox {__version__}: {args.path}"
+    if not args.recalibrate:
+        return _Inputs(title, predictions, labels, args.logits, None, slice(None))
+    fit_rows, test_rows = _split(len(labels), args.path)
+    title += "; metrics on a seeded random half, T fitted on the other"
+    return _Inputs(title, predictions, labels, args.logits, fit_rows, test_rows)
+
+
+def _check_values(path: str, predictions: np.ndarray, labels: np.ndarray, logits: bool) -> None:
+    """Every check of the values (finite, labels in range, distributions) on the whole file.
+
+    Run before any row is selected, so that a row number in a message is the file's. The
+    metric that checks is the cheapest of the report: one more pass over the file.
+    """
+    try:
+        negative_log_likelihood(predictions, labels, logits=logits)
+    except (ValueError, TypeError) as error:
+        kind = ValueError if isinstance(error, ValueError) else TypeError
+        raise kind(f"{path}: {error}") from None
+
+
+def _split(n_rows: int, path: str) -> tuple[np.ndarray, np.ndarray]:
+    """The seeded halves of ``--recalibrate``: fit on the first, report on the second."""
+    if n_rows < 2:
+        raise ValueError(f"--recalibrate needs at least 2 rows; {path} holds {n_rows}.")
+    rows = np.random.default_rng(0).permutation(n_rows)
+    return np.sort(rows[: n_rows // 2]), np.sort(rows[n_rows // 2 :])
+
+
+def _log_probabilities(prob: np.ndarray) -> np.ndarray:
+    """Logits whose softmax is ``prob``: its logarithm, as float64, zeros floored at 1e-300.
+
+    A 1-D ``prob`` is P(y = 1): it becomes the two columns ``[log(1 - p), log p]``, whose
+    softmax is exactly ``[1 - p, p]``; temperature scaling of these two columns is
+    ``sigmoid(logit(p) / T)``, temperature scaling of the log-odds. (``log p`` alone, read as
+    log-odds, is a different and worse model that can change the predicted classes.) The two
+    columns need no subtraction of logarithms and the same floor as K columns: only an exact
+    0 or 1 touches it. float64 first, as 1e-300 is 0 in float32.
+    """
+    prob = np.asarray(prob, dtype=np.float64)
+    if prob.ndim == 1:
+        prob = np.column_stack([1.0 - prob, prob])
+    return np.log(np.maximum(prob, _LOG_FLOOR))
+
+
+def _output(inputs: _Inputs, args: argparse.Namespace) -> str:
+    """The report (before, and after temperature scaling when asked), as text or JSON."""
+    test = inputs.test_rows
+    before = _report(inputs.predictions[test], inputs.labels[test], args.bins, inputs.logits)
+    after = temperature = None
+    if inputs.fit_rows is not None:
+        fit = inputs.fit_rows
+        logits = inputs.predictions if inputs.logits else _log_probabilities(inputs.predictions)
+        scaler = TemperatureScaling().fit(logits[fit], inputs.labels[fit])
+        temperature = scaler.temperature_
+        after = _report(scaler(logits[test]), inputs.labels[test], args.bins, True)
+    if args.json:
+        return json.dumps({"before": before, "after": after, "temperature": temperature}, indent=2)
+    return _format(inputs.title, before, after, temperature)
 
 
 def _report(predictions: np.ndarray, labels: np.ndarray, bins: int, logits: bool) -> dict:
@@ -82,38 +281,91 @@ def _format(title: str, before: dict, after: dict | None, temperature: float | N
             row += f"{after[name]:>10.5f}"
         lines.append(row)
     for label, values in (("before", before), ("after", after)):
-        if values is None:
-            continue
-        lines += [
-            "",
-            f"top-label reliability, {label}:",
-            f"{'bin':<16}{'count':>7}{'confidence':>12}{'accuracy':>10}{'gap':>9}",
-        ]
-        for row in values["reliability"]:
-            lines.append(
-                f"({row['low']:.3f}, {row['high']:.3f}]{row['count']:>7}"
-                f"{row['confidence']:>12.4f}{row['accuracy']:>10.4f}"
-                f"{row['accuracy'] - row['confidence']:>+9.4f}"
-            )
+        if values is not None:
+            lines += ["", *_reliability_lines(label, values["reliability"])]
     return "\n".join(lines)
 
 
+def _reliability_lines(label: str, reliability: list[dict]) -> list[str]:
+    lines = [
+        f"top-label reliability, {label}:",
+        f"{'bin':<16}{'count':>7}{'confidence':>12}{'accuracy':>10}{'gap':>9}",
+    ]
+    for row in reliability:
+        lines.append(
+            f"({row['low']:.3f}, {row['high']:.3f}]{row['count']:>7}"
+            f"{row['confidence']:>12.4f}{row['accuracy']:>10.4f}"
+            f"{row['accuracy'] - row['confidence']:>+9.4f}"
+        )
+    return lines
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {text!r}")
+    return value
+
+
+def _fill(text: str) -> str:
+    return textwrap.fill(text, width=79, initial_indent="  ", subsequent_indent="  ")
+
+
+_FILES_HELP = "\n".join(
+    [
+        "files:",
+        _fill(
+            ".npz: the arrays named by --prob-key and --labels-key; by default the first "
+            f"predictions array named {', '.join(PREDICTION_KEYS)} and the first labels "
+            f"array named {', '.join(LABEL_KEYS)}; else the only 2-D and the only 1-D array."
+        ),
+        _fill(".npy: the predictions; the labels from --labels (a .npy, or a one-column .csv)."),
+        _fill(
+            ".csv: one row per sample, comma-separated; the labels in the last column, or in "
+            f"the column named {', '.join(CSV_LABEL_COLUMNS[:-1])} or {CSV_LABEL_COLUMNS[-1]} "
+            "when the first line is a header (it may start with #). A single prediction "
+            "column is P(y = 1)."
+        ),
+        _fill(
+            "Predictions are probabilities (rows summing to 1; a 1-D array is P(y = 1)) or, "
+            "with --logits, logits. Files are never unpickled (allow_pickle=False)."
+        ),
+        "",
+        "--recalibrate:",
+        _fill(
+            "rows = numpy.random.default_rng(0).permutation(n); temperature scaling is fitted "
+            "on the first n // 2 of them and the metrics are those of the others, before and "
+            "after. Probabilities are recalibrated as log-probabilities (1-D P(y = 1) as the "
+            "two columns log(1 - p), log p; zeros floored at 1e-300)."
+        ),
+    ]
+)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="calibration-toolbox",
         description="Measure (and fix) the calibration of saved classifier predictions.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command")
     report = commands.add_parser(
-        "report", help="calibration metrics of saved predictions (default: embedded example)"
+        "report",
+        help="calibration metrics of saved predictions (default: embedded example)",
+        epilog=_FILES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     report.add_argument("path", nargs="?", help=".npz, .npy or .csv file; none: the example")
     report.add_argument("--labels", help="labels file for a .npy of predictions")
     report.add_argument("--prob-key", help="array name of the predictions in a .npz")
     report.add_argument("--labels-key", help="array name of the labels in a .npz")
     report.add_argument("--logits", action="store_true", help="the file holds logits")
-    report.add_argument("--bins", type=int, default=15, help="number of bins (default 15)")
+    report.add_argument(
+        "--bins", type=_positive_int, default=15, help="number of bins (default 15)"
+    )
     report.add_argument(
         "--recalibrate",
         action="store_true",
@@ -121,59 +373,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``calibration-toolbox`` command."""
-    args = _parser().parse_args(argv)
-    if args.command is None:  # bare `calibration-toolbox`: the report on the example
-        args = _parser().parse_args(["report", *(argv or [])])
-    try:
-        if args.path is None:
-            example = load_example()
-            predictions, labels, is_logits = example.logits, example.labels, True
-            fit_rows, test_rows = example.calibration_rows, example.test_rows
-            title = (
-                f"calibration-toolbox {__version__}: embedded example, 10,000 x 10 logits "
-                f"overconfident by T = {example.true_temperature:g}; metrics on the "
-                "5,000-row test half"
-            )
-            recalibrate = True
-        else:
-            predictions, labels = load_predictions(
-                args.path,
-                labels_path=args.labels,
-                prob_key=args.prob_key,
-                labels_key=args.labels_key,
-            )
-            is_logits, recalibrate = args.logits, args.recalibrate
-            title = f"calibration-toolbox {__version__}: {args.path}"
-            rows = np.arange(len(labels))
-            fit_rows, test_rows = rows, rows
-            if recalibrate:
-                rows = np.random.default_rng(0).permutation(len(labels))
-                fit_rows, test_rows = (
-                    np.sort(rows[: len(rows) // 2]),
-                    np.sort(rows[len(rows) // 2 :]),
-                )
-                title += "; metrics on a seeded random half, T fitted on the other"
-        predictions, labels = np.asarray(predictions), np.asarray(labels)
-        before = _report(predictions[test_rows], labels[test_rows], args.bins, is_logits)
-        after = temperature = None
-        if recalibrate:
-            # Log-probabilities are logits of the same softmax; the floor keeps log(0) finite.
-            logits = predictions if is_logits else np.log(np.maximum(predictions, 1e-300))
-            scaler = TemperatureScaling().fit(logits[fit_rows], labels[fit_rows])
-            temperature = scaler.temperature_
-            after = _report(scaler(logits[test_rows]), labels[test_rows], args.bins, True)
-    except (ValueError, TypeError, OSError) as error:
-        print(f"calibration-toolbox: error: {error}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps({"before": before, "after": after, "temperature": temperature}, indent=2))
-    else:
-        print(_format(title, before, after, temperature))
-    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
