@@ -63,10 +63,10 @@ def torchmetrics_l2(prob: np.ndarray, labels: np.ndarray) -> float:
 
 def main() -> None:
     folder = data_dir()
+    real = {name: load_real(folder, name) for name in REAL_FILES}
     print(f"# {versions('numpy', 'scipy', 'sklearn', 'netcal', 'torch', 'torchmetrics')}")
     print("PEERS = {")
-    for name in sorted(REAL_FILES, key=list(REAL_FILES).index):
-        prob32, labels = load_real(folder, name)
+    for name, (prob32, labels) in real.items():
         prob, labels = prob32.astype(np.float64), labels.astype(np.int64)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -77,7 +77,7 @@ def main() -> None:
             print(f"        {metric}={value!r},")
         print(f"    ),  # Kumar get_ece: {kumar!r}")
     print("}")
-    prob32, labels = load_real(folder, "wideresnet-16-4-cifar-10")
+    prob32, labels = real["wideresnet-16-4-cifar-10"]
     value = torchmetrics_l2(prob32.astype(np.float64), labels.astype(np.int64))
     print(f"# torchmetrics L2 on wideresnet-16-4-cifar-10: {value!r}")
 
