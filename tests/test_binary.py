@@ -23,7 +23,7 @@ from calibration_toolbox.recalibration.binary import (
 )
 
 
-# -- synthetic problems (identical to the generators of the reference script) ----------------
+# -- synthetic problems (identical to those of tests/references/binary_platt_beta.py) --------
 def binary_logit_problem(seed, n):
     rng = np.random.default_rng(seed)
     labels = (rng.random(n) < 0.4).astype(np.int64)
@@ -57,8 +57,8 @@ BETA_PROBLEMS = {
     "beta_neg_b": dict(positive=(4.0, 3.0), negative=(1.0, 2.0)),
 }
 
-# Reference values computed with
-#   /work/scratch/peers/venv/bin/python /work/scratch/binary/reference.py
+# Reference values made by tests/references/binary_platt_beta.py (how to rerun it:
+#   tests/references/README.md)
 # (Python 3.11.7, scikit-learn 1.9.1, betacal 1.1.0, numpy 2.4.6, scipy 1.17.1) on the problems
 # above: binary_logit_problem(0, 600); multiclass_problem(1, 800, 4) with its weights, scores
 # softmax(logits) or the logits, predictions on the first 5 rows; beta_problem(2, 700, ...).

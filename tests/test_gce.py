@@ -339,10 +339,10 @@ def test_table_sums_add_up_over_batches():
 # --------------------------------------------------------------------------------------
 # Peers and published numbers.
 #
-# Values computed in a scratch environment (never a dependency of this project) with
-#   python -m venv venv && venv/bin/pip install torch==2.13.0 torchmetrics==1.9.0 \
-#       netcal==1.4.0 uncertainty-calibration==0.1.4 scikit-learn==1.9.1 && \
-#   venv/bin/pip install "pip<24.1" && venv/bin/pip install --no-deps uncertainty-metrics==0.0.81
+# Values made by tests/references/gce_real_data_peers.py (peers never a dependency of this
+#   project; versions pinned in tests/references/requirements.txt: torchmetrics 1.9.0,
+#   netcal 1.4.0, uncertainty-calibration 0.1.4, scikit-learn 1.9.1, uncertainty-metrics
+#   0.0.81; how to rerun it: tests/references/README.md)
 # on the float32 predictions cast to float64 (numpy 2.4.6, scipy 1.17.1):
 #   um  = uncertainty_metrics.numpy: ece(y, p, num_bins=15); sce(...); ace(...);
 #         tace(..., threshold=0.01)                        (labels first)
@@ -424,7 +424,8 @@ def test_real_predictions_match_peer_libraries(name):
 
 
 def test_torchmetrics_l2_differs_by_its_phantom_bin_for_one_point_zero():
-    # torchmetrics 1.9.0 multiclass_calibration_error(..., n_bins=15, norm="l2") on
+    # torchmetrics 1.9.0 multiclass_calibration_error(..., n_bins=15, norm="l2") (printed by
+    # tests/references/gce_real_data_peers.py) on
     # wideresnet-16-4-cifar-10 gives 0.07778624445199966: it bins [lo, hi) and puts the
     # 2469 confidences equal to 1.0 in a 16th bin of their own.  Our (lo, hi] convention
     # keeps them in the last bin; an extra edge just below 1 reproduces torchmetrics.

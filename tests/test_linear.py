@@ -146,8 +146,8 @@ def test_coordinates_drop_exactly_the_flat_directions(k, diagonal):
 
 # -- exactness against an independent implementation -----------------------------------
 # Reference: dirichletcal 0.5.3 (Kull et al.'s package; Python 3.12.1, numpy 2.5.5, jax
-# 0.12.0.1, scipy 1.18.1), in a scratch venv outside the repository:
-#   python3.12 -m venv venv-dircal && venv-dircal/bin/pip install dirichletcal==0.5.3
+# 0.12.0.1, scipy 1.18.1), made by tests/references/dirichletcal_nll.py (its environment:
+#   tests/references/requirements.txt; how to rerun it: tests/references/README.md),
 # fitted on the problem of `reference_problem()` below with
 #   vector:   dirichletcal.calib.vectorscaling.VectorScaling(logit_input=True)
 #   matrix:   dirichletcal.calib.matrixscaling.MatrixScaling(logit_input=True)

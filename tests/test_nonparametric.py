@@ -33,7 +33,7 @@ ESTIMATORS = {
 def _reference_script():
     # The script that wrote the reference file also defines its synthetic problem; it needs
     # scikit-learn only in its main(), so importing it here costs nothing.
-    path = Path(__file__).with_name("data") / "make_isotonic_reference.py"
+    path = Path(__file__).with_name("references") / "make_isotonic_reference.py"
     spec = importlib.util.spec_from_file_location("make_isotonic_reference", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -45,7 +45,7 @@ synthetic_problem = _reference_script().synthetic_problem
 
 @pytest.fixture(scope="module")
 def reference() -> dict[str, np.ndarray]:
-    # Made by `/work/scratch/peers/venv/bin/python tests/data/make_isotonic_reference.py`
+    # Made by `python tests/references/make_isotonic_reference.py` (tests/references/README.md)
     # with scikit-learn 1.9.1, NumPy 2.4.6, SciPy 1.17.1 (the versions are stored too).
     with np.load(REFERENCE, allow_pickle=False) as data:
         return {key: data[key] for key in data.files}

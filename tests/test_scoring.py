@@ -75,13 +75,27 @@ def test_nll_clips_zero_probabilities_at_eps():
     )
 
 
+# scikit-learn <= 1.1's log_loss(LOG_LOSS_LABELS, LOG_LOSS_PROB) with its default eps=1e-15,
+# made by tests/references/old_sklearn_log_loss.py with scikit-learn 1.1.3 (how to rerun it:
+# tests/references/README.md).
+LOG_LOSS_PROB = [
+    [0.0, 0.5, 0.5],
+    [1.0, 0.0, 0.0],
+    [0.2, 0.3, 0.5],
+    [0.33, 0.33, 0.33],
+    [0.6, 0.25, 0.16],
+    [0.05, 0.9, 0.05],
+    [0.7, 0.2, 0.1],
+]
+LOG_LOSS_LABELS = [0, 0, 2, 1, 0, 2, 1]
+OLD_SKLEARN_LOG_LOSS = 5.9223545721065705
+
+
 def test_old_sklearn_log_loss_convention_is_reproducible():
-    # scikit-learn < 1.5 clipped at 1e-15 and renormalised the rows; without zeros the
-    # renormalisation is the only difference, and it is reproduced by normalising first.
-    rng = np.random.default_rng(3)
-    prob = rng.dirichlet(np.ones(3), size=50)
-    labels = rng.integers(0, 3, 50)
+    # Old scikit-learn clipped at 1e-15 and then renormalised the rows: doing both before the
+    # call reproduces its number, zeros and rows summing to 0.99 or 1.01 included.
+    prob = np.array(LOG_LOSS_PROB)
     clipped = np.clip(prob, 1e-15, 1 - 1e-15)
     renormalised = clipped / clipped.sum(axis=1, keepdims=True)
-    expected = -np.mean(np.log(renormalised[np.arange(50), labels]))
-    assert_allclose(negative_log_likelihood(renormalised, labels), expected, rtol=1e-14)
+    value = negative_log_likelihood(renormalised, LOG_LOSS_LABELS)
+    assert_allclose(value, OLD_SKLEARN_LOG_LOSS, rtol=1e-14)

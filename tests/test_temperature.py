@@ -49,8 +49,9 @@ def test_temperature_is_the_exact_optimum():
 
 
 def test_temperature_matches_peers():
-    # Scratch environment (not a dependency): torch 2.13.0+cpu, LBFGS on log T with
-    # strong-Wolfe line search, tolerance_grad=1e-14, cross_entropy(z / T) in float64:
+    # Made by tests/references/temperature_peers.py (peers not a dependency): torch
+    # 2.13.0+cpu, LBFGS on log T with strong-Wolfe line search, tolerance_grad=1e-14,
+    # tolerance_change=1e-16, cross_entropy(z / T) in float64:
     #   T = 1.6458590118492284
     # netcal 1.4.0 netcal.scaling.TemperatureScaling(detection=False).fit(softmax(z), y):
     #   weights = [0.6075855073717759] (= 1 / T, its own stopping rule)

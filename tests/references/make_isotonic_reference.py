@@ -1,18 +1,22 @@
 """Write isotonic_sklearn_reference.npz: scikit-learn's isotonic fits on a synthetic problem.
 
-Run from the repository root with an interpreter that has scikit-learn (not a dependency of
-this project), e.g.::
+Run from the repository root in the peers environment of tests/references/requirements.txt
+(scikit-learn is not a dependency of this project)::
 
-    /work/scratch/peers/venv/bin/python tests/data/make_isotonic_reference.py
+    python tests/references/make_isotonic_reference.py [OUTPUT]
 
+OUTPUT defaults to tests/data/isotonic_sklearn_reference.npz, the file that
+tests/test_nonparametric.py reads; give another path to compare a fresh run with it.
 The stored file was made with scikit-learn 1.9.1, NumPy 2.4.6 and SciPy 1.17.1.
-tests/test_nonparametric.py imports ``synthetic_problem`` from this file to regenerate the
-problem; the file keeps checksums of the inputs so the test can tell if NumPy's generator
-ever produces other arrays.
+tests/test_nonparametric.py imports ``synthetic_problem`` and ``checksums`` from this file
+to regenerate the problem (so it imports nothing outside NumPy and SciPy at module level);
+the file keeps checksums of the inputs so the test can tell if NumPy's generator ever
+produces other arrays.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +78,8 @@ def main() -> None:
     correct = fit_prob.argmax(axis=1) == fit_labels
     top_label = IsotonicRegression(out_of_bounds="clip").fit(confidence, correct)
 
-    path = Path(__file__).with_name("isotonic_sklearn_reference.npz")
+    default = Path(__file__).resolve().parents[1] / "data" / "isotonic_sklearn_reference.npz"
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     np.savez_compressed(
         path,
         input_checksums=checksums(problem),
