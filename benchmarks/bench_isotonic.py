@@ -7,10 +7,11 @@ one-vs-rest maps at once; scikit-learn does the same 10 fits with
 
 The script runs under any interpreter with NumPy and SciPy: each part is skipped when its
 package is missing, and ``--peer-python`` runs the scikit-learn part in another interpreter
-(scikit-learn is not a dependency of this project)::
+(scikit-learn is not a dependency of this project).  With a peer environment made from
+``tests/references/requirements.txt`` (see ``tests/references/README.md``)::
 
-    python benchmarks/bench_isotonic.py --peer-python /work/scratch/peers/venv/bin/python
-    /work/scratch/peers/venv/bin/python benchmarks/bench_isotonic.py
+    python -m venv PEERS && PEERS/bin/pip install -r tests/references/requirements.txt
+    python benchmarks/bench_isotonic.py --peer-python PEERS/bin/python
 
 Times are the best of ``--repeat`` runs, in seconds; the ratio is ours / scikit-learn's
 (goal: <= 2).
