@@ -175,7 +175,7 @@ def test_isotonic_weighted_and_unweighted_paths_agree(rng, dtype):
     prob, labels = random_problem(rng, dtype=dtype)
     plain = IsotonicCalibration().fit(prob, labels)
     ones = IsotonicCalibration().fit(prob, labels, sample_weight=np.ones(len(labels)))
-    for name in IsotonicCalibration._fitted_attributes:
+    for name in ("breakpoints_", "breakpoint_values_", "breakpoint_offsets_"):
         assert_allclose(getattr(ones, name), getattr(plain, name), rtol=1e-14, atol=0)
 
 
