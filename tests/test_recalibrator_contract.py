@@ -315,6 +315,10 @@ def test_invalid_data(cls):
     with pytest.raises(ValueError, match=r"`X` must (be finite|not contain NaN); row 3"):
         cls().fit(bad_X, y)
     if cls not in ON_LOGITS:
+        above_one = X.copy()
+        above_one[0, 0] = 2.0
+        with pytest.raises(ValueError, match=r"`X` must hold probabilities in \[0, 1\]; row 0"):
+            cls().fit(above_one, y)
         unnormalised = X.copy()
         unnormalised[2] *= 0.8
         with pytest.raises(ValueError, match=r"rows of `X` must sum to 1 .* row 2 sums to"):
