@@ -384,9 +384,9 @@ def degenerate_labels(kind: str, labels: np.ndarray) -> np.ndarray:
 )
 def test_degenerate_calibration_sets_give_finite_normalised_probabilities(name, kind):
     case = CASES[name]
-    X, y = data(case.on_logits, n=200)
+    X, y = data(case.on_logits, n=100)
     if kind == "separable":
-        y = np.arange(200) % 4
+        y = np.arange(100) % 4
         logits = 5.0 * np.eye(4)[y]
         X = logits if case.on_logits else softmax(logits, axis=1)
     y = degenerate_labels(kind, y)

@@ -43,6 +43,7 @@ from scipy.special import softmax
 from calibration_toolbox._validation import NotFittedError, row_blocks
 
 __all__ = [
+    "COEFFICIENT_LIMIT",
     "FORMAT_VERSION",
     "Field",
     "Recalibrator",
@@ -63,6 +64,10 @@ _FORMAT = "calibration-toolbox/recalibrator"
 #: Version of the description written by ``to_dict``/``save``; ``load`` reads only this one.
 FORMAT_VERSION = 1
 _DESCRIPTION_KEYS = ("format", "format_version", "class", "params", "fitted")
+#: Largest |entry| of a fitted coefficient array (``array_field(..., high=COEFFICIENT_LIMIT)``).
+#: No fit comes near it (Platt and beta bound each slope by 100 per standard deviation of
+#: the score); an edited file with 1e308 would overflow ``a s + b`` to ``inf - inf = NaN``.
+COEFFICIENT_LIMIT = 1e100
 
 Checker = Callable[[object, str], object]
 

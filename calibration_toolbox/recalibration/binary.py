@@ -31,6 +31,7 @@ from scipy.special import expit, log_expit, logit
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
+    COEFFICIENT_LIMIT,
     Checker,
     Field,
     Recalibrator,
@@ -53,11 +54,6 @@ BETA_EPS = float(np.finfo(np.float64).eps)
 # function for any practical purpose, reached only where the likelihood keeps improving
 # towards infinity.  The intercept gets the same bound scaled by the features' reach.
 _SLOPE_BOUND = 100.0
-
-# Largest |coefficient| a saved model may hold.  The fit bounds each slope by _SLOPE_BOUND
-# per standard deviation of the score, so only scores spread over less than 1e-98 could
-# exceed it; an edited file with 1e308 would overflow ``a s + b`` to inf - inf = NaN.
-_COEF_LIMIT = 1e100
 
 
 class _WeightedLogisticLoss:
@@ -504,8 +500,8 @@ class PlattScaling(_OneVsRestLogistic):
         "smoothed_targets": iv.flag,
     }
     _fitted_schema: ClassVar[dict[str, Field]] = {
-        "coef_": array_field(("M", 1), low=-_COEF_LIMIT, high=_COEF_LIMIT),
-        "intercept_": array_field(("M",), low=-_COEF_LIMIT, high=_COEF_LIMIT),
+        "coef_": array_field(("M", 1), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),
+        "intercept_": array_field(("M",), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),
         "n_classes_": integer_field(2),
         "input_": choice_field("logits", "probabilities"),
     }
@@ -624,8 +620,8 @@ class BetaCalibration(_OneVsRestLogistic):
 
     _parameters: ClassVar[dict[str, Checker]] = {"parameters": iv.choice(*_BETA_DESIGNS)}
     _fitted_schema: ClassVar[dict[str, Field]] = {
-        "coef_": array_field(("M", 2), low=0.0, high=_COEF_LIMIT),
-        "intercept_": array_field(("M",), low=-_COEF_LIMIT, high=_COEF_LIMIT),
+        "coef_": array_field(("M", 2), low=0.0, high=COEFFICIENT_LIMIT),
+        "intercept_": array_field(("M",), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),
         "n_classes_": integer_field(2),
         "input_": choice_field("probabilities"),
     }
