@@ -480,3 +480,115 @@ def check_thresholding(thresholding: object) -> float:
     if not 0 <= value < 1:
         raise ValueError(f"`thresholding` must be a number in [0, 1); got {thresholding!r}.")
     return value
+
+
+# -- parameter checkers ----------------------------------------------------------------------
+# An estimator declares each ``__init__`` parameter once with one of these (see
+# ``Recalibrator._parameters``).  A checker is called as ``check(value, name)`` and returns
+# the checked value; a wrong type raises ``TypeError``, a wrong value ``ValueError``, and
+# the message names the parameter.
+def _is_real_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def nonnegative_number(value: object, name: str) -> float:
+    """A finite number ``>= 0``, as a float."""
+    if not _is_real_number(value):
+        raise TypeError(f"`{name}` must be a non-negative number; got {_describe(value)}.")
+    if not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"`{name}` must be a non-negative finite number; got {value!r}.")
+    return float(value)
+
+
+def positive_number(value: object, name: str) -> float:
+    """A finite number ``> 0``, as a float."""
+    if not _is_real_number(value):
+        raise TypeError(f"`{name}` must be a positive number; got {_describe(value)}.")
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"`{name}` must be a positive finite number; got {value!r}.")
+    return float(value)
+
+
+def number_between(low: float, high: float):
+    """Checker of a number in the open interval ``(low, high)``, returned as a float."""
+
+    def check(value: object, name: str) -> float:
+        if not _is_real_number(value):
+            raise TypeError(f"`{name}` must be a number in ({low:g}, {high:g}); got {value!r}.")
+        if not low < value < high:
+            raise ValueError(f"`{name}` must be a number in ({low:g}, {high:g}); got {value!r}.")
+        return float(value)
+
+    return check
+
+
+def integer_at_least(smallest: int):
+    """Checker of an integer ``>= smallest`` (NumPy integers included), returned as an int."""
+
+    def check(value: object, name: str) -> int:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"`{name}` must be an integer >= {smallest}; got {_describe(value)}.")
+        if value < smallest:
+            raise ValueError(f"`{name}` must be an integer >= {smallest}; got {value!r}.")
+        return int(value)
+
+    return check
+
+
+def optional_integer_at_least(smallest: int):
+    """Checker of ``None`` or an integer ``>= smallest``."""
+    integer = integer_at_least(smallest)
+
+    def check(value: object, name: str) -> int | None:
+        if value is None:
+            return None
+        try:
+            return integer(value, name)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(
+                f"`{name}` must be None or an integer >= {smallest}; got {_describe(value)}."
+            ) from None
+
+    return check
+
+
+def choice(*options: str):
+    """Checker of one of the strings ``options``."""
+
+    def check(value: object, name: str) -> str:
+        return check_choice(value, name, options)
+
+    return check
+
+
+def flag(value: object, name: str) -> bool:
+    """``True`` or ``False`` (NumPy's included), as a bool."""
+    return check_flag(value, name)
+
+
+def number_pair(requirement: str, holds):
+    """Checker of a pair of numbers ``(low, high)`` for which ``holds(low, high)`` is true.
+
+    ``requirement`` says what ``holds`` tests, for the error message; the pair is returned
+    as a tuple of floats.
+    """
+
+    def check(value: object, name: str) -> tuple[float, float]:
+        try:
+            low, high = value
+        except (TypeError, ValueError):
+            low = high = None
+        if not (_is_real_number(low) and _is_real_number(high)):
+            raise TypeError(
+                f"`{name}` must be a pair of numbers (low, high); got {_describe(value)}."
+            )
+        if not holds(float(low), float(high)):
+            raise ValueError(f"`{name}` must satisfy {requirement}; got {_describe(value)}.")
+        return float(low), float(high)
+
+    return check
+
+
+def bin_edges(value: object, name: str) -> NDArray:
+    """Bin edges from a number of bins or increasing edges from 0 to 1 (:func:`check_bins`)."""
+    return check_bins(value)

@@ -1,8 +1,10 @@
-"""Tests of PlattScaling and BetaCalibration (calibration_toolbox.recalibration.binary)."""
+"""PlattScaling and BetaCalibration: peer references, objective and edge cases.
+
+The estimator contract shared by every recalibrator is in test_recalibrator_contract.py.
+"""
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import numpy as np
@@ -12,8 +14,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import check_grad
 from scipy.special import expit, logit, softmax
 
-from calibration_toolbox import ECE, NotFittedError, negative_log_likelihood
-from calibration_toolbox.recalibration._base import load_recalibrator
+from calibration_toolbox import ECE, negative_log_likelihood
 from calibration_toolbox.recalibration.binary import (
     BETA_EPS,
     BetaCalibration,
@@ -397,48 +398,7 @@ def test_beta_variants_are_constrained_maps():
     assert_allclose(am.intercept_, platt_on_logit.intercept_, rtol=1e-8)
 
 
-# -- estimator contract --------------------------------------------------------------------
-@pytest.mark.parametrize("name", sorted(ESTIMATORS))
-@pytest.mark.parametrize("n_classes", [2, 4])
-def test_sample_weight_two_equals_duplicated_rows(name, n_classes):
-    logits, labels, _ = multiclass_problem(5, 300, n_classes)
-    X = inputs_for(ESTIMATORS[name](), logits)
-    twice = np.arange(300) % 3 == 0
-    weights = np.where(twice, 2.0, 1.0)
-    rows = np.concatenate([np.arange(300), np.flatnonzero(twice)])
-    weighted = ESTIMATORS[name]().fit(X, labels, weights)
-    duplicated = ESTIMATORS[name]().fit(X[rows], labels[rows])
-    assert_allclose(weighted.coef_, duplicated.coef_, rtol=1e-9, atol=1e-12)
-    assert_allclose(weighted.intercept_, duplicated.intercept_, rtol=1e-9, atol=1e-12)
-    # Zero weights drop rows.
-    dropped = ESTIMATORS[name]().fit(X, labels, np.where(twice, 0.0, 1.0))
-    kept = ESTIMATORS[name]().fit(X[~twice], labels[~twice])
-    assert_allclose(dropped.coef_, kept.coef_, rtol=1e-9, atol=1e-12)
-    assert_allclose(dropped.intercept_, kept.intercept_, rtol=1e-9, atol=1e-12)
-
-
-@pytest.mark.parametrize("name", sorted(ESTIMATORS))
-@pytest.mark.parametrize("n_classes", [2, 5])
-def test_predictions_are_normalised_and_round_trip(name, n_classes, tmp_path):
-    logits, labels, weights = multiclass_problem(6, 400, n_classes)
-    X = inputs_for(ESTIMATORS[name](), logits)
-    fitted = ESTIMATORS[name]().fit(X, labels, weights)
-    proba = fitted.predict_proba(X)
-    assert proba.shape == (400, n_classes)
-    assert np.isfinite(proba).all() and (proba >= 0).all()
-    assert_allclose(proba.sum(axis=1), 1, rtol=0, atol=1e-12)
-    assert_allclose(softmax(fitted(X), axis=1), proba, rtol=0, atol=1e-15)
-    assert_array_equal(fitted.predict(X), proba.argmax(axis=1))
-    assert fitted.n_classes_ == n_classes
-    assert fitted.coef_.shape[0] == fitted.intercept_.shape[0] == (1 if n_classes == 2 else 5)
-
-    rebuilt = type(fitted).from_dict(json.loads(json.dumps(fitted.to_dict())))
-    assert_array_equal(rebuilt.predict_proba(X), proba)
-    assert rebuilt.get_params() == fitted.get_params()
-    fitted.save(tmp_path / "model.json")
-    assert_array_equal(load_recalibrator(tmp_path / "model.json").predict_proba(X), proba)
-
-
+# -- input shapes --------------------------------------------------------------------------
 @pytest.mark.parametrize("input", ["logits", "probabilities"])
 def test_binary_input_shapes_agree(input):
     logit_scores, labels = binary_logit_problem(7, 200)
@@ -454,34 +414,7 @@ def test_binary_input_shapes_agree(input):
     assert_allclose(b.predict_proba(two_columns), a.predict_proba(one_d), rtol=0, atol=1e-15)
 
 
-def test_fit_is_deterministic_and_returns_self():
-    logits, labels, weights = multiclass_problem(8, 300, 3)
-    platt = PlattScaling()
-    assert platt.fit(logits, labels, weights) is platt
-    again = PlattScaling().fit(logits, labels, weights)
-    assert_array_equal(platt.coef_, again.coef_)
-    assert_array_equal(platt.intercept_, again.intercept_)
-
-
 # -- errors --------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", sorted(ESTIMATORS))
-def test_not_fitted(name):
-    with pytest.raises(NotFittedError, match="is not fitted yet; call `fit`"):
-        ESTIMATORS[name]().predict_proba(np.full((2, 3), 1 / 3))
-
-
-@pytest.mark.parametrize("name", sorted(ESTIMATORS))
-def test_predicting_on_another_number_of_classes(name):
-    logits, labels, _ = multiclass_problem(9, 200, 4)
-    estimator = ESTIMATORS[name]()
-    fitted = estimator.fit(inputs_for(estimator, logits), labels)
-    other = inputs_for(estimator, logits[:, :3])
-    with pytest.raises(ValueError, match=f"`X` has 3 classes but this {type(estimator).__name__}"):
-        fitted.predict_proba(other)
-    with pytest.raises(ValueError, match=r"`X` has 2 classes .* fitted on 4"):
-        fitted(inputs_for(estimator, logits[:, 0]))
-
-
 @pytest.mark.parametrize(
     ("estimator", "error", "message"),
     [
@@ -495,26 +428,6 @@ def test_predicting_on_another_number_of_classes(name):
 def test_invalid_settings(estimator, error, message):
     with pytest.raises(error, match=message):
         estimator.fit([0.2, 0.7], [0, 1])
-
-
-@pytest.mark.parametrize(
-    ("estimator", "X", "y", "message"),
-    [
-        (BetaCalibration(), [[2.0, -1.0], [0.5, 0.5]], [0, 1], "`X` must hold probabilities"),
-        (PlattScaling(), [[np.inf, 0.0], [0.5, 0.5]], [0, 1], "`X` must be finite; row 0"),
-        (PlattScaling(), [0.1, 0.5], [0, 2], r"`y` must lie in \[0, 1\] for 2 classes; got 2"),
-        (PlattScaling(), [0.1, 0.5], [0], r"`y` must have one entry per row .* \(2\); got 1"),
-        (BetaCalibration(), [[0.2, 0.9], [0.5, 0.5]], [0, 1], "rows of `X` must sum to 1"),
-    ],
-)
-def test_invalid_data(estimator, X, y, message):
-    with pytest.raises(ValueError, match=message):
-        estimator.fit(X, y)
-
-
-def test_invalid_sample_weight():
-    with pytest.raises(ValueError, match=r"`sample_weight` must be non-negative; got -1\.0"):
-        PlattScaling().fit([0.1, 0.5], [0, 1], sample_weight=[1.0, -1.0])
 
 
 # -- robustness ----------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""Ensemble temperature scaling (Zhang, Kailkhura & Han 2020)."""
+"""Ensemble temperature scaling (Zhang, Kailkhura & Han 2020).
+
+The estimator contract shared by every recalibrator is in test_recalibrator_contract.py.
+"""
 
 from __future__ import annotations
-
-import json
 
 import numpy as np
 import pytest
@@ -11,9 +12,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import OptimizeResult, check_grad
 from scipy.special import log_softmax, logsumexp, softmax
 
-from calibration_toolbox import ECE, NotFittedError, negative_log_likelihood
+from calibration_toolbox import ECE, negative_log_likelihood
 from calibration_toolbox.recalibration import ensemble
-from calibration_toolbox.recalibration._base import Recalibrator
 from calibration_toolbox.recalibration.ensemble import (
     EnsembleTemperatureScaling,
     _label_log_probs,
@@ -197,39 +197,6 @@ def test_keeps_the_argmax_and_returns_log_probabilities(rng, dtype):
     assert_allclose(np.exp(log_prob), expected, rtol=1e-12, atol=1e-300)
 
 
-def test_sample_weight_two_equals_duplicated_rows(rng):
-    logits, labels = overconfident_logits(rng, n_samples=600)
-    weights = rng.integers(1, 3, 600).astype(float)
-    repeated = np.repeat(np.arange(600), weights.astype(int))
-    weighted = EnsembleTemperatureScaling().fit(logits, labels, sample_weight=weights)
-    duplicated = EnsembleTemperatureScaling().fit(logits[repeated], labels[repeated])
-    assert_allclose(weighted.temperature_, duplicated.temperature_, rtol=1e-9)
-    assert_allclose(weighted.weights_, duplicated.weights_, rtol=1e-6, atol=1e-8)
-    assert_allclose(
-        weighted.predict_proba(logits), duplicated.predict_proba(logits), rtol=1e-6, atol=1e-9
-    )
-
-
-def test_fit_is_deterministic(rng):
-    logits, labels = overconfident_logits(rng)
-    first = EnsembleTemperatureScaling().fit(logits, labels)
-    second = EnsembleTemperatureScaling().fit(logits, labels)
-    assert first.temperature_ == second.temperature_
-    assert_array_equal(first.weights_, second.weights_)
-
-
-def test_round_trip_gives_identical_predictions(rng, tmp_path):
-    logits, labels = overconfident_logits(rng)
-    fitted = EnsembleTemperatureScaling(temperature_bounds=(1e-3, 1e3)).fit(logits, labels)
-    expected = fitted(logits)
-    rebuilt = Recalibrator.from_dict(json.loads(json.dumps(fitted.to_dict())))
-    assert isinstance(rebuilt, EnsembleTemperatureScaling)
-    assert rebuilt.temperature_bounds == (1e-3, 1e3)
-    assert_array_equal(rebuilt(logits), expected)
-    fitted.save(tmp_path / "ets.json")
-    assert_array_equal(EnsembleTemperatureScaling.load(tmp_path / "ets.json")(logits), expected)
-
-
 # -- robustness ---------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_logits_of_magnitude_1e4(rng, dtype):
@@ -264,37 +231,7 @@ def test_class_that_never_occurs(rng):
     assert prob[:, 3].min() > 0
 
 
-def test_single_sample_class(rng):
-    logits, labels = overconfident_logits(rng, n_samples=400, n_classes=5)
-    labels[labels == 4] = 0
-    labels[9] = 4
-    assert_normalised(EnsembleTemperatureScaling().fit(logits, labels).predict_proba(logits))
-
-
-def test_binary_one_column_logits(rng):
-    z = 4.0 * rng.normal(size=300)
-    labels = (rng.random(300) < 1 / (1 + np.exp(-z / 4))).astype(int)
-    one_column = EnsembleTemperatureScaling().fit(z, labels)
-    two_columns = EnsembleTemperatureScaling().fit(np.stack([np.zeros(300), z], axis=1), labels)
-    assert_allclose(one_column.predict_proba(z), two_columns.predict_proba(z), rtol=1e-12)
-    assert one_column.n_classes_ == 2
-
-
 # -- errors ---------------------------------------------------------------------------------
-def test_not_fitted():
-    with pytest.raises(NotFittedError, match="EnsembleTemperatureScaling instance is not fitted"):
-        EnsembleTemperatureScaling()(np.zeros((2, 3)))
-
-
-def test_wrong_number_of_classes(rng):
-    logits, labels = overconfident_logits(rng, n_classes=3)
-    ets = EnsembleTemperatureScaling().fit(logits, labels)
-    with pytest.raises(
-        ValueError, match=r"`X` has 4 classes but this EnsembleTemperatureScaling was fitted on 3"
-    ):
-        ets.predict_proba(np.zeros((2, 4)))
-
-
 @pytest.mark.parametrize(
     ("bounds", "error", "message"),
     [
@@ -305,24 +242,6 @@ def test_wrong_number_of_classes(rng):
 def test_invalid_temperature_bounds(bounds, error, message):
     with pytest.raises(error, match=message):
         EnsembleTemperatureScaling(temperature_bounds=bounds).fit(np.eye(3), [0, 1, 2])
-
-
-@pytest.mark.parametrize(
-    ("X", "y", "message"),
-    [
-        ([[0.0, np.inf], [1.0, 0.0]], [0, 1], r"`X` must be finite; row 0 holds NaN or inf"),
-        ([[0.0, 1.0], [1.0, 0.0]], [0, 3], r"`y` must lie in \[0, 1\] for 2 classes; got 3"),
-    ],
-)
-def test_invalid_inputs(X, y, message):
-    with pytest.raises(ValueError, match=message):
-        EnsembleTemperatureScaling().fit(X, y)
-
-
-def test_get_and_set_params():
-    ets = EnsembleTemperatureScaling()
-    assert ets.get_params() == {"temperature_bounds": (1e-4, 1e4)}
-    assert ets.set_params(temperature_bounds=(0.5, 2.0)).temperature_bounds == (0.5, 2.0)
 
 
 # -- real predictions ------------------------------------------------------------------------

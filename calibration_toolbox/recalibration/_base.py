@@ -10,16 +10,31 @@ Both styles work on one object:
   output is a probability), so ``scipy.special.softmax(scaler(X), axis=1)`` equals
   ``scaler.predict_proba(X)``.
 
+Each estimator declares, once, its parameters (``_parameters``: a checker from
+:mod:`calibration_toolbox._validation` per ``__init__`` parameter, run at the start of
+``fit``) and its fitted state (``_fitted_schema``: a :class:`Field` per fitted attribute).
+Prediction reads the fitted state only, so ``set_params`` after ``fit`` changes the next fit,
+never the current predictions.
+
 Fitted state is plain numbers and arrays: ``to_dict``/``from_dict`` are JSON-safe and
-``save``/``load`` write and read a JSON file, with no pickle anywhere.
+``save``/``load`` write and read a JSON file, with no pickle anywhere.  ``save`` writes a
+temporary file beside the target and renames it over the target, so the target is either
+the old file or the complete new one; ``from_dict`` and ``load`` check every description
+against the class's parameter declarations and fitted schema and refuse a bad one with one
+``ValueError`` that names the problem (and the file).
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
+import math
 import os
-from typing import Any, ClassVar, Union
+import re
+import secrets
+import stat
+from typing import Any, Callable, ClassVar, NamedTuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -27,24 +42,259 @@ from scipy.special import softmax
 
 from calibration_toolbox._validation import NotFittedError, row_blocks
 
-__all__ = ["Recalibrator", "load_recalibrator", "log_in_place", "normalised_probs"]
+__all__ = [
+    "COEFFICIENT_LIMIT",
+    "FORMAT_VERSION",
+    "Field",
+    "Recalibrator",
+    "array_field",
+    "choice_field",
+    "flag_field",
+    "integer_field",
+    "load_recalibrator",
+    "log_in_place",
+    "normalised_probs",
+    "number_field",
+]
 
+# The built-in recalibrators by class name: a file names its class, and only these (or the
+# class whose `load` is called) are ever instantiated from a file.
 _REGISTRY: dict[str, type[Recalibrator]] = {}
 _FORMAT = "calibration-toolbox/recalibrator"
+#: Version of the description written by ``to_dict``/``save``; ``load`` reads only this one.
+FORMAT_VERSION = 1
+_DESCRIPTION_KEYS = ("format", "format_version", "class", "params", "fitted")
+#: Largest |entry| of a fitted coefficient array (``array_field(..., high=COEFFICIENT_LIMIT)``).
+#: No fit comes near it (Platt and beta bound each slope by 100 per standard deviation of
+#: the score); an edited file with 1e308 would overflow ``a s + b`` to ``inf - inf = NaN``.
+COEFFICIENT_LIMIT = 1e100
+
+Checker = Callable[[object, str], object]
+
+
+# -- the fitted schema -----------------------------------------------------------------------
+class Field(NamedTuple):
+    """How one fitted attribute is stored, and the values it may take.
+
+    Build fields with :func:`integer_field`, :func:`number_field`, :func:`flag_field`,
+    :func:`choice_field` and :func:`array_field`.
+
+    Attributes
+    ----------
+    kind : {'integer', 'number', 'flag', 'choice', 'array', 'any'}
+        A Python int, a finite float, a bool, one of ``options``, or an array.  ``'any'``
+        (the default for a class without a schema) accepts a finite number or a finite
+        numeric array of any shape.
+    requirement : str
+        What the value must be, as it completes "`name` must be ...".
+    low, high : float
+        Bounds of a number or of every entry of a float array; ``low`` is excluded when
+        ``strict_low``.  Numbers and float arrays are always finite.
+    shape : tuple of int or str
+        Array shape; a dimension is a length, a name (``'K'``: ``n_classes_``; names a class
+        defines in ``_fitted_dimensions``; otherwise bound by the first array that uses it)
+        or a name plus an offset (``'B+1'``).
+    dtype : {'float', 'integer'}
+        Arrays are rebuilt as float64 or ``intp``.
+    options : tuple of str
+        The values of a choice.
+    rule : callable, optional
+        ``rule(name, state)`` with every attribute decoded and shaped: ``None`` if the value
+        is consistent, else the error message (for example weights off the simplex).
+    """
+
+    kind: str
+    requirement: str
+    low: float = -math.inf
+    high: float = math.inf
+    strict_low: bool = False
+    shape: tuple[int | str, ...] = ()
+    dtype: str = "float"
+    options: tuple[str, ...] = ()
+    rule: Callable[[str, dict[str, Any]], str | None] | None = None
+
+
+def _range_text(low: float, high: float, strict_low: bool) -> str:
+    if low > -math.inf and high < math.inf:
+        return f" in {'(' if strict_low else '['}{low:g}, {high:g}]"
+    if low > -math.inf:
+        return f" {'>' if strict_low else '>='} {low:g}"
+    return f" <= {high:g}" if high < math.inf else ""
+
+
+def integer_field(at_least: int = 0) -> Field:
+    """A Python int ``>= at_least`` (a count, a number of classes)."""
+    return Field("integer", f"an integer >= {at_least}", low=at_least)
+
+
+def number_field(low: float = -math.inf, high: float = math.inf, strict_low: bool = False):
+    """A finite float in ``[low, high]`` (``(low, high]`` when ``strict_low``)."""
+    text = f"a finite number{_range_text(low, high, strict_low)}"
+    return Field("number", text, low=low, high=high, strict_low=strict_low)
+
+
+def flag_field() -> Field:
+    """``True`` or ``False``."""
+    return Field("flag", "True or False")
+
+
+def choice_field(*options: str) -> Field:
+    """One of the strings ``options`` (a mode stored at fit, for instance)."""
+    return Field("choice", " or ".join(repr(option) for option in options), options=options)
+
+
+def array_field(
+    shape: tuple[int | str, ...],
+    *,
+    dtype: str = "float",
+    low: float = -math.inf,
+    high: float = math.inf,
+    strict_low: bool = False,
+    rule: Callable[[str, dict[str, Any]], str | None] | None = None,
+) -> Field:
+    """An array of ``shape`` (see :class:`Field`); float entries finite and in range."""
+    entries = "integers" if dtype == "integer" else "finite numbers"
+    text = f"an array of {entries}{_range_text(low, high, strict_low)}"
+    return Field("array", text, low, high, strict_low, tuple(shape), dtype, (), rule)
+
+
+_ANY = Field("any", "a finite number or an array of finite numbers")
+
+
+def _got(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _decode_scalar(name: str, field: Field, stored: object) -> object:
+    """The Python value of a stored scalar, checked against ``field``."""
+    ok = False
+    if field.kind == "flag":
+        ok = isinstance(stored, bool)
+    elif field.kind == "choice":
+        ok = isinstance(stored, str) and stored in field.options
+    elif not isinstance(stored, bool) and isinstance(stored, (int, float)):
+        try:
+            value = float(stored)
+        except OverflowError:  # an integer beyond float64
+            value = math.inf
+        in_range = field.low < value if field.strict_low else field.low <= value
+        ok = math.isfinite(value) and in_range and value <= field.high
+        if field.kind == "integer":
+            ok = ok and isinstance(stored, int)
+        elif ok and field.kind == "number":
+            stored = value
+    if not ok:
+        raise ValueError(f"`{name}` must be {field.requirement}; got {_got(stored)}.")
+    return stored
+
+
+def _decode_array(name: str, field: Field, stored: object) -> NDArray:
+    """The array of a stored ``{"dtype", "shape", "data"}`` mapping, checked against ``field``."""
+    expected = "an array stored as {'dtype': ..., 'shape': [...], 'data': [...]}"
+    if not isinstance(stored, dict) or sorted(stored) != ["data", "dtype", "shape"]:
+        raise ValueError(f"`{name}` must be {expected}; got {_got(stored)}.")
+    try:
+        stored_dtype = np.dtype(stored["dtype"])
+    except (TypeError, ValueError):
+        stored_dtype = np.dtype(object)
+    shape, data = stored["shape"], np.array(None)
+    if isinstance(stored["data"], list):
+        with contextlib.suppress(TypeError, ValueError):  # a ragged list is no array
+            data = np.array(stored["data"])
+    integer = field.dtype == "integer" or (field.kind == "any" and stored_dtype.kind in "iu")
+    kinds = "iu" if integer else "fiu"  # float arrays may be written with integral entries
+    dtype_ok = stored_dtype.kind in "iu" if integer else stored_dtype.kind == "f"
+    if not dtype_ok:
+        raise ValueError(
+            f"`{name}` must be stored with dtype {'an integer' if integer else 'float64'}; "
+            f"got {_got(stored['dtype'])}."
+        )
+    if not (
+        isinstance(shape, list)
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
+    ):
+        raise ValueError(
+            f"`{name}` must have a shape of non-negative integers; got {_got(shape)}."
+        )
+    if not (data.ndim == 1 and data.dtype.kind in kinds and data.size == math.prod(shape)):
+        raise ValueError(
+            f"`{name}` must hold a flat list of {math.prod(shape)} "
+            f"{'integers' if integer else 'numbers'} for its shape {tuple(shape)}."
+        )
+    array = data.astype(np.intp if integer else np.float64).reshape(shape)
+    if not integer:
+        low = array > field.low if field.strict_low else array >= field.low
+        bad = ~(np.isfinite(array) & low & (array <= field.high))
+        if bad.any():
+            requirement = _ANY.requirement if field.kind == "any" else field.requirement
+            raise ValueError(f"`{name}` must be {requirement}; got {float(array[bad].flat[0])!r}.")
+    return array
+
+
+def _check_shapes(schema: dict[str, Field], state: dict[str, Any], dims: dict[str, int]):
+    """Check each array's shape; a dimension name seen first is bound to its length."""
+    for name, field in schema.items():
+        if field.kind != "array":
+            continue
+        actual = state[name].shape
+        expected = []
+        for axis, dimension in enumerate(field.shape):
+            if isinstance(dimension, str):
+                symbol, offset = re.fullmatch(r"(\w+)([+-]\d+)?", dimension).groups()
+                offset = int(offset or 0)
+                if symbol not in dims and axis < len(actual):
+                    dims[symbol] = actual[axis] - offset
+                dimension = dims.get(symbol, 0) + offset
+            expected.append(dimension)
+        if tuple(expected) != actual:
+            raise ValueError(
+                f"`{name}` must have shape {tuple(expected)} to agree with the other fitted "
+                f"attributes; got {actual}."
+            )
+
+
+def _check_keys(mapping: object, expected, what: str, *, allow_missing: bool = False):
+    """``mapping`` must be a dict whose keys are ``expected`` (or a subset of them)."""
+    if not isinstance(mapping, dict):
+        raise ValueError(f"{what} must be a JSON object (dict); got {type(mapping).__name__}.")
+    unknown = sorted(str(key) for key in mapping if key not in expected)
+    if unknown:
+        raise ValueError(f"{what} has unknown key(s) {unknown}; expected {list(expected)}.")
+    missing = [key for key in expected if key not in mapping]
+    if missing and not allow_missing:
+        raise ValueError(f"{what} lacks the key(s) {missing}.")
 
 
 class Recalibrator:
     """Base class: settings in ``__init__``, fitted attributes ending in ``_``.
 
-    Subclasses implement ``fit`` and ``_calibrated_logits`` and list their fitted
-    attributes in ``_fitted_attributes`` (the first one marks the estimator as fitted).
+    A subclass implements ``fit`` and ``_calibrated_logits`` (or sets
+    ``_outputs_probabilities`` and implements ``_calibrated_probs``), and declares:
+
+    * ``_parameters``: for each ``__init__`` parameter, a checker ``check(value, name)``
+      from :mod:`calibration_toolbox._validation` (``positive_number``,
+      ``integer_at_least(1)``, ``choice('a', 'b')``, ...).  ``fit`` starts with
+      ``params = self._checked_params()`` and uses the checked values; ``from_dict``
+      re-checks a file's parameters the same way.
+    * ``_fitted_schema``: for each fitted attribute, a :class:`Field` (its order gives
+      ``_fitted_attributes``; the first one marks the estimator as fitted).  Array shapes
+      may use ``'K'`` (``n_classes_``) and the names that ``_fitted_dimensions`` derives
+      from the scalar attributes.  A class without a schema lists ``_fitted_attributes``
+      and gets the generic check (finite numbers and arrays, any shape).
     """
 
+    _parameters: ClassVar[dict[str, Checker]] = {}
+    _fitted_schema: ClassVar[dict[str, Field]] = {}
     _fitted_attributes: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if not cls.__name__.startswith("_"):  # private bases are not loadable
+        if "_fitted_schema" in cls.__dict__:
+            cls._fitted_attributes = tuple(cls._fitted_schema)
+        # Only the package's own public classes are loadable by name: a user's class of the
+        # same name must not replace one of them in `load_recalibrator`.
+        if cls.__module__.startswith("calibration_toolbox.") and not cls.__name__.startswith("_"):
             _REGISTRY[cls.__name__] = cls
 
     # -- scikit-learn contract -------------------------------------------------------
@@ -62,7 +312,10 @@ class Recalibrator:
         return {name: getattr(self, name) for name in self._param_names()}
 
     def set_params(self, **params: Any) -> Recalibrator:
-        """Change settings; returns ``self``."""
+        """Change settings for the next ``fit``; returns ``self``.
+
+        The fitted state, and so every prediction, stays as it was fitted.
+        """
         valid = self._param_names()
         for name, value in params.items():
             if name not in valid:
@@ -72,6 +325,14 @@ class Recalibrator:
                 )
             setattr(self, name, value)
         return self
+
+    def _checked_params(self) -> dict[str, Any]:
+        """Every declared parameter, checked by its checker: name -> checked value.
+
+        Raises ``TypeError`` (wrong type) or ``ValueError`` (wrong value) naming the
+        parameter.
+        """
+        return {name: check(getattr(self, name), name) for name, check in self._parameters.items()}
 
     def __repr__(self) -> str:
         defaults = {
@@ -137,8 +398,36 @@ class Recalibrator:
         return np.argmax(self(X), axis=1)
 
     # -- persistence without pickle ------------------------------------------------------
+    @classmethod
+    def _fitted_dimensions(cls, state: dict[str, Any]) -> dict[str, int]:
+        """Array dimensions implied by the scalar fitted attributes (``'K'``: classes)."""
+        return {"K": state["n_classes_"]} if "n_classes_" in state else {}
+
+    @classmethod
+    def _schema(cls) -> dict[str, Field]:
+        return cls._fitted_schema or dict.fromkeys(cls._fitted_attributes, _ANY)
+
+    @classmethod
+    def _decoded_state(cls, fitted: object) -> dict[str, Any]:
+        """The fitted attributes of a description, checked against the class's schema."""
+        schema = cls._schema()
+        _check_keys(fitted, schema, "`fitted`")
+        state = {}
+        # Scalars first: the array shapes are given in terms of them.
+        for name, field in sorted(schema.items(), key=lambda item: item[1].kind == "array"):
+            if field.kind == "array" or (field.kind == "any" and isinstance(fitted[name], dict)):
+                state[name] = _decode_array(name, field, fitted[name])
+            else:
+                state[name] = _decode_scalar(name, field, fitted[name])
+        _check_shapes(schema, state, cls._fitted_dimensions(state))
+        for name, field in schema.items():
+            problem = field.rule(name, state) if field.rule else None
+            if problem:
+                raise ValueError(problem)
+        return state
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe description: class name, settings and fitted state."""
+        """JSON-safe description: format, class name, settings and fitted state."""
         self._check_fitted()
         fitted = {}
         for name in self._fitted_attributes:
@@ -146,7 +435,7 @@ class Recalibrator:
             if isinstance(value, np.ndarray):
                 fitted[name] = {
                     "dtype": value.dtype.str,
-                    "shape": value.shape,
+                    "shape": list(value.shape),
                     "data": value.reshape(-1).tolist(),
                 }
             else:
@@ -154,44 +443,136 @@ class Recalibrator:
         params = {name: _json_safe(value) for name, value in self.get_params().items()}
         return {
             "format": _FORMAT,
-            "class": type(self).__name__,
+            "format_version": FORMAT_VERSION,
+            "class": _class_id(type(self)),
             "params": params,
             "fitted": fitted,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Recalibrator:
-        """Rebuild a fitted recalibrator from :meth:`to_dict` output."""
+        """Rebuild a fitted recalibrator from :meth:`to_dict` output.
+
+        ``data`` is checked first: its format and version, its class (a built-in
+        recalibrator, or ``cls`` itself), its parameters (through the class's parameter
+        declarations) and its fitted state (through the class's fitted schema: keys,
+        dtypes, shapes, finiteness, ranges).  Any problem raises one ``ValueError``.
+        """
         if not isinstance(data, dict) or data.get("format") != _FORMAT:
-            raise ValueError("`data` is not a recalibrator description written by `to_dict`.")
-        target = _REGISTRY.get(data.get("class"))
-        if target is None or not issubclass(target, cls):
-            raise ValueError(f"`data` describes a {data.get('class')!r}, not a {cls.__name__}.")
-        defaults = inspect.signature(target.__init__).parameters
-        params = {
-            name: (tuple(value) if isinstance(defaults[name].default, tuple) else value)
-            for name, value in data["params"].items()
-        }
-        instance = target(**params)
-        for name in target._fitted_attributes:
-            value = data["fitted"][name]
-            if isinstance(value, dict):
-                value = np.asarray(value["data"], dtype=np.dtype(value["dtype"])).reshape(
-                    value["shape"]
-                )
+            raise ValueError(
+                "not a recalibrator description written by `to_dict` or `save` (its "
+                f"`format` must be {_FORMAT!r})."
+            )
+        _check_keys(data, _DESCRIPTION_KEYS, "the description")
+        version = data["format_version"]
+        if version != FORMAT_VERSION or isinstance(version, bool):
+            raise ValueError(
+                f"`format_version` must be {FORMAT_VERSION}, the version this release reads; "
+                f"got {_got(version)}. Fit and save the recalibrator again."
+            )
+        target = _resolve_class(cls, data["class"])
+        instance = target(**_init_arguments(target, data["params"]))
+        try:
+            instance._checked_params()
+        except (TypeError, ValueError) as exc:  # a wrong type in a file is a bad file
+            raise ValueError(str(exc)) from None
+        for name, value in target._decoded_state(data["fitted"]).items():
             setattr(instance, name, value)
         return instance
 
     def save(self, path: Union[str, os.PathLike]) -> None:
-        """Write the fitted state to a JSON file."""
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(self.to_dict(), handle)
+        """Write the fitted state to a JSON file, atomically.
+
+        The description is built and checked as :meth:`load` would check it before
+        anything is written, then written to a temporary file in the target's folder,
+        flushed to disk and renamed over the target (``os.replace``).  An unfitted
+        estimator, a state ``load`` would refuse or a failed write (a full disk) leaves an
+        existing file as it was, and no temporary file behind.
+        """
+        description = self.to_dict()
+        type(self).from_dict(description)  # never write a file that `load` refuses
+        _write_atomically(path, json.dumps(description, allow_nan=False))
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> Recalibrator:
-        """Read a recalibrator written by :meth:`save`."""
-        with open(path, encoding="utf-8") as handle:
-            return cls.from_dict(json.load(handle))
+        """Read a recalibrator written by :meth:`save`.
+
+        Raises one ``ValueError`` naming the file and the problem if the file is not JSON
+        or does not describe a valid fitted recalibrator (see :meth:`from_dict`).
+        """
+        name = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except ValueError as exc:  # truncated or corrupt JSON, or not UTF-8 text
+            raise ValueError(f"{name}: not a JSON file written by `save` ({exc}).") from None
+        try:
+            return cls.from_dict(data)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+
+
+def _class_id(cls: type) -> str:
+    """How a file names ``cls``: a built-in by its name, any other class by its full path."""
+    if _REGISTRY.get(cls.__name__) is cls:
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _resolve_class(cls: type[Recalibrator], name: object) -> type[Recalibrator]:
+    """The class a description names: a built-in one, or ``cls`` itself."""
+    target = (
+        cls if name == _class_id(cls) else _REGISTRY.get(name) if isinstance(name, str) else None
+    )
+    if target is None:
+        raise ValueError(
+            f"`class` must name a built-in recalibrator ({', '.join(sorted(_REGISTRY))}) or "
+            f"{_class_id(cls)}, whose `load` was called; got {_got(name)}."
+        )
+    if not issubclass(target, cls):
+        raise ValueError(f"the description is of a {name}, not of a {cls.__name__}.")
+    return target
+
+
+def _init_arguments(target: type[Recalibrator], params: object) -> dict[str, Any]:
+    """``__init__`` arguments from stored parameters (lists back to tuples where due)."""
+    signature = inspect.signature(target.__init__).parameters
+    _check_keys(params, target._param_names(), "`params`", allow_missing=True)
+    return {
+        name: tuple(value)
+        if isinstance(signature[name].default, tuple) and isinstance(value, list)
+        else value
+        for name, value in params.items()
+    }
+
+
+def _write_atomically(path: Union[str, os.PathLike], text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
+    target = os.path.realpath(path)  # through a symbolic link, to the file it names
+    folder, base = os.path.split(target)
+    temporary = os.path.join(folder, f".{base}.{secrets.token_hex(8)}.tmp")
+    # O_EXCL: never an existing file; mode 0o666 lets the umask apply, as open(path, "w") does.
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode))  # keep the old mode
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    # The rename itself reaches the disk once the folder is synced (POSIX; elsewhere a
+    # folder cannot be opened, and the rename is as durable as the system makes it).
+    with contextlib.suppress(OSError):
+        folder_descriptor = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(folder_descriptor)
+        finally:
+            os.close(folder_descriptor)
 
 
 def normalised_probs(columns: NDArray) -> NDArray:
@@ -214,7 +595,10 @@ def log_in_place(probs: NDArray) -> NDArray:
 
 
 def load_recalibrator(path: Union[str, os.PathLike]) -> Recalibrator:
-    """Read any recalibrator written by ``save`` (the class is stored in the file)."""
+    """Read a built-in recalibrator written by ``save`` (the class is stored in the file).
+
+    A file written by a subclass of one's own is read by that subclass's ``load``.
+    """
     return Recalibrator.load(path)
 
 

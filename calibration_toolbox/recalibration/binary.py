@@ -21,8 +21,7 @@ with a ``UserWarning``.
 
 from __future__ import annotations
 
-import warnings
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -30,8 +29,15 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_expit, logit
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
+    COEFFICIENT_LIMIT,
+    Checker,
+    Field,
     Recalibrator,
+    array_field,
+    choice_field,
+    integer_field,
     log_in_place,
     normalised_probs,
 )
@@ -271,33 +277,35 @@ class _Design(NamedTuple):
 class _OneVsRestLogistic(Recalibrator):
     """A logistic map of one score per model: binary, or one-vs-rest and renormalised.
 
-    Subclasses give the input kind, the map features of a score column, the fitting design
-    and whether targets are smoothed; everything else (validation, targets, fitting,
-    warnings, prediction) is shared.
+    Subclasses give, from their checked parameters, the input kind, the fitting design and
+    whether targets are smoothed, and the map features of a score column (fixed per class);
+    everything else (targets, fitting, warnings, prediction) is shared.  The input kind is
+    stored at fit (``input_``), and prediction reads it from there.
     """
 
-    _fitted_attributes: ClassVar[tuple[str, ...]] = ("coef_", "intercept_", "n_classes_")
-
     # -- hooks ---------------------------------------------------------------------------
-    def _check_settings(self) -> None:
-        raise NotImplementedError
-
-    def _input_kind(self) -> str:
+    def _input_kind(self, params: dict[str, Any]) -> str:
         raise NotImplementedError
 
     def _map_features(self, scores: NDArray) -> NDArray:
         raise NotImplementedError
 
-    def _design(self) -> _Design:
+    def _design(self, params: dict[str, Any]) -> _Design:
         raise NotImplementedError
 
-    def _smoothed(self) -> bool:
+    def _smoothed(self, params: dict[str, Any]) -> bool:
         return False
 
+    @classmethod
+    def _fitted_dimensions(cls, state: dict[str, Any]) -> dict[str, int]:
+        n_classes = state["n_classes_"]
+        return {"M": 1 if n_classes == 2 else n_classes}  # one model, or one per class
+
     # -- shared machinery ----------------------------------------------------------------
-    def _score_columns(self, X: ArrayLike) -> tuple[NDArray, int]:
+    @staticmethod
+    def _score_columns(X: ArrayLike, kind: str) -> tuple[NDArray, int]:
         """Validated scores, one column per model ((N, 1) if binary, else (N, K)), and K."""
-        if self._input_kind() == "logits":
+        if kind == "logits":
             values = iv.check_logits(X, "X")
             if values.shape[1] == 2:
                 # The binary logit log(p1 / p0); a 1-D input z arrives as [0, z].
@@ -308,8 +316,9 @@ class _OneVsRestLogistic(Recalibrator):
                 return values[:, 1:], 2
         return values, values.shape[1]
 
-    def _targets(self, positive: NDArray, weights: NDArray) -> NDArray:
-        if not self._smoothed():
+    @staticmethod
+    def _targets(positive: NDArray, weights: NDArray, smoothed: bool) -> NDArray:
+        if not smoothed:
             return positive.astype(np.float64)
         # Platt (1999), section 2.2: a prior on the labels, with weighted counts.
         n_positive = weights[positive].sum()
@@ -323,8 +332,9 @@ class _OneVsRestLogistic(Recalibrator):
         -------
         self
         """
-        self._check_settings()
-        scores, n_classes = self._score_columns(X)
+        params = self._checked_params()
+        kind = self._input_kind(params)
+        scores, n_classes = self._score_columns(X, kind)
         labels = iv.check_labels(y, len(scores), n_classes, name="y")
         weights = iv.check_sample_weight(sample_weight, len(scores))
         if weights is not None:
@@ -333,7 +343,8 @@ class _OneVsRestLogistic(Recalibrator):
             scores, labels, weights = scores[kept], labels[kept], weights[kept]
         else:
             weights = np.ones(len(scores))
-        design = self._design()
+        design = self._design(params)
+        smoothed = self._smoothed(params)
         binary = n_classes == 2
         n_models = 1 if binary else n_classes
         n_map_features = design.transform.shape[0]
@@ -348,7 +359,7 @@ class _OneVsRestLogistic(Recalibrator):
             features = self._map_features(np.asarray(scores[:, model], dtype=np.float64))
             fit = _fit_logistic(
                 np.einsum("ij,jk->ik", features, design.transform) + design.offset,
-                self._targets(positive, weights),
+                self._targets(positive, weights, smoothed),
                 weights,
                 fit_intercept=design.fit_intercept,
                 nonnegative=design.nonnegative,
@@ -362,6 +373,7 @@ class _OneVsRestLogistic(Recalibrator):
         self.coef_ = coef
         self.intercept_ = intercept
         self.n_classes_ = int(n_classes)
+        self.input_ = kind
         return self
 
     def _warn(self, absent: list[int], unbounded: list[int], binary: bool) -> None:
@@ -371,26 +383,22 @@ class _OneVsRestLogistic(Recalibrator):
                 text = f"only class {1 - absent[0]} occurs in `y`"
             else:
                 text = f"class(es) {_short_list(absent)} never occur in `y`"
-            warnings.warn(
+            warn(
                 f"{text}, so a {name} fit sees a single label and pushes the missing "
                 "class's calibrated probability towards 0 as far as the map allows. Calibrate "
-                "on a set that contains every class.",
-                UserWarning,
-                stacklevel=4,
+                "on a set that contains every class."
             )
         if unbounded:
             subject = "the two classes" if binary else f"class(es) {_short_list(unbounded)}"
-            warnings.warn(
+            warn(
                 f"the calibration scores separate {subject} from the rest perfectly, so the "
                 f"maximum-likelihood {name} map lies at infinity; the fit was stopped at a "
                 "bound (a near-step map). More calibration data or smoothed targets give a "
-                "finite fit.",
-                UserWarning,
-                stacklevel=4,
+                "finite fit."
             )
 
     def _calibrated_logits(self, X: ArrayLike) -> NDArray:
-        scores, n_classes = self._score_columns(X)
+        scores, n_classes = self._score_columns(X, self.input_)
         self._check_n_classes(n_classes)
         n_models = scores.shape[1]
         positive_log_probs = np.empty((len(scores), n_models))
@@ -459,6 +467,8 @@ class PlattScaling(_OneVsRestLogistic):
         Intercept ``b`` of each model.
     n_classes_ : int
         Number of classes seen in ``fit``.
+    input_ : {'logits', 'probabilities'}
+        What ``X`` held in ``fit``, and so must hold in prediction.
 
     References
     ----------
@@ -485,25 +495,32 @@ class PlattScaling(_OneVsRestLogistic):
     True
     """
 
+    _parameters: ClassVar[dict[str, Checker]] = {
+        "input": iv.choice("logits", "probabilities"),
+        "smoothed_targets": iv.flag,
+    }
+    _fitted_schema: ClassVar[dict[str, Field]] = {
+        "coef_": array_field(("M", 1), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),
+        "intercept_": array_field(("M",), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),
+        "n_classes_": integer_field(2),
+        "input_": choice_field("logits", "probabilities"),
+    }
+
     def __init__(self, input: str = "logits", smoothed_targets: bool = True):
         self.input = input
         self.smoothed_targets = smoothed_targets
 
-    def _check_settings(self) -> None:
-        iv.check_choice(self.input, "input", ("logits", "probabilities"))
-        iv.check_flag(self.smoothed_targets, "smoothed_targets")
-
-    def _input_kind(self) -> str:
-        return self.input
+    def _input_kind(self, params: dict[str, Any]) -> str:
+        return params["input"]
 
     def _map_features(self, scores: NDArray) -> NDArray:
         return scores[:, None]
 
-    def _design(self) -> _Design:
+    def _design(self, params: dict[str, Any]) -> _Design:
         return _Design(np.eye(1), np.zeros(1), fit_intercept=True, nonnegative=False)
 
-    def _smoothed(self) -> bool:
-        return bool(self.smoothed_targets)
+    def _smoothed(self, params: dict[str, Any]) -> bool:
+        return params["smoothed_targets"]
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
@@ -572,6 +589,8 @@ class BetaCalibration(_OneVsRestLogistic):
         ``c`` of each model; ``(a - b) ln 2`` for ``'ab'``.
     n_classes_ : int
         Number of classes seen in ``fit``.
+    input_ : 'probabilities'
+        What ``X`` holds (always probabilities; stored as for :class:`PlattScaling`).
 
     References
     ----------
@@ -599,21 +618,26 @@ class BetaCalibration(_OneVsRestLogistic):
            [0.059, 0.941]])
     """
 
+    _parameters: ClassVar[dict[str, Checker]] = {"parameters": iv.choice(*_BETA_DESIGNS)}
+    _fitted_schema: ClassVar[dict[str, Field]] = {
+        "coef_": array_field(("M", 2), low=0.0, high=COEFFICIENT_LIMIT),
+        "intercept_": array_field(("M",), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),
+        "n_classes_": integer_field(2),
+        "input_": choice_field("probabilities"),
+    }
+
     def __init__(self, parameters: str = "abm"):
         self.parameters = parameters
 
-    def _check_settings(self) -> None:
-        iv.check_choice(self.parameters, "parameters", tuple(_BETA_DESIGNS))
-
-    def _input_kind(self) -> str:
+    def _input_kind(self, params: dict[str, Any]) -> str:
         return "probabilities"
 
     def _map_features(self, scores: NDArray) -> NDArray:
         clipped = np.clip(scores, BETA_EPS, 1 - BETA_EPS)
         return np.stack([np.log(clipped), -np.log1p(-clipped)], axis=1)
 
-    def _design(self) -> _Design:
-        return _BETA_DESIGNS[self.parameters]
+    def _design(self, params: dict[str, Any]) -> _Design:
+        return _BETA_DESIGNS[params["parameters"]]
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import warnings
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -10,8 +10,16 @@ from scipy.optimize import minimize
 from scipy.special import log_softmax, logsumexp
 
 from calibration_toolbox import _validation as iv
-from calibration_toolbox.recalibration._base import Recalibrator
-from calibration_toolbox.recalibration.temperature import TemperatureScaling
+from calibration_toolbox._warnings import warn
+from calibration_toolbox.recalibration._base import (
+    Checker,
+    Field,
+    Recalibrator,
+    array_field,
+    integer_field,
+    number_field,
+)
+from calibration_toolbox.recalibration.temperature import TEMPERATURE_BOUNDS, TemperatureScaling
 
 __all__ = ["EnsembleTemperatureScaling"]
 
@@ -77,6 +85,14 @@ def _kkt_violation(mixing: NDArray, gradient: NDArray) -> float:
     """
     shifted = gradient + 1.0
     return float(max(-shifted.min(), np.abs(shifted[mixing > 1e-9]).max(initial=0.0)))
+
+
+def _on_simplex(name: str, state: dict) -> str | None:
+    """Schema rule: the mixture weights sum to 1 (up to rounding)."""
+    total = float(state[name].sum())
+    if abs(total - 1.0) <= 1e-9:
+        return None
+    return f"`{name}` must sum to 1 (weights of a mixture); got a sum of {total!r}."
 
 
 def _excess(mixing: NDArray) -> NDArray:
@@ -147,7 +163,12 @@ class EnsembleTemperatureScaling(Recalibrator):
     True
     """
 
-    _fitted_attributes = ("temperature_", "weights_", "n_classes_")
+    _parameters: ClassVar[dict[str, Checker]] = {"temperature_bounds": TEMPERATURE_BOUNDS}
+    _fitted_schema: ClassVar[dict[str, Field]] = {
+        "temperature_": number_field(0.0, strict_low=True),
+        "weights_": array_field((3,), low=0.0, high=1.0, rule=_on_simplex),
+        "n_classes_": integer_field(2),
+    }
 
     def __init__(self, temperature_bounds: tuple[float, float] = (1e-4, 1e4)):
         self.temperature_bounds = temperature_bounds
@@ -156,7 +177,8 @@ class EnsembleTemperatureScaling(Recalibrator):
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> EnsembleTemperatureScaling:
         """Fit ``T`` and the weights on calibration logits ``X`` (N, K) and labels ``y``."""
-        scaler = TemperatureScaling(temperature_bounds=self.temperature_bounds)
+        params = self._checked_params()
+        scaler = TemperatureScaling(temperature_bounds=params["temperature_bounds"])
         temperature = scaler.fit(X, y, sample_weight).temperature_
         logits = iv.check_logits(X, "X")
         labels = iv.check_labels(y, *logits.shape, name="y")
@@ -182,11 +204,7 @@ class EnsembleTemperatureScaling(Recalibrator):
         # SLSQP often ends on a rounding-limited line search at the optimum: judge the point
         # by the optimality conditions rather than by the optimizer's flag.
         if _kkt_violation(mixing, gradient) > 1e-6:
-            warnings.warn(
-                f"the ensemble weights may not be optimal ({result.message}).",
-                UserWarning,
-                stacklevel=2,
-            )
+            warn(f"the ensemble weights may not be optimal ({result.message}).")
             temperature_only = np.array([1.0, 0.0, 0.0])
             if objective(temperature_only)[0] < loss:
                 mixing = temperature_only

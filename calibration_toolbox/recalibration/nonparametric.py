@@ -17,20 +17,30 @@ binary ones:
 from __future__ import annotations
 
 import itertools
-import warnings
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import isotonic_regression
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._warnings import warn
 from calibration_toolbox.binning import (
     adaptive_edges,
     assign_bins,
     grouped_searchsorted,
     sort_rows_with_flags,
 )
-from calibration_toolbox.recalibration._base import Recalibrator, normalised_probs
+from calibration_toolbox.recalibration._base import (
+    Checker,
+    Field,
+    Recalibrator,
+    array_field,
+    choice_field,
+    flag_field,
+    integer_field,
+    normalised_probs,
+)
 
 __all__ = ["HistogramBinning", "IsotonicCalibration"]
 
@@ -73,12 +83,10 @@ def _fit_inputs(
     if mode == "one-vs-rest":
         missing = np.flatnonzero(np.bincount(labels, minlength=n_classes) == 0)
         if len(missing):
-            warnings.warn(
+            warn(
                 f"classes {missing.tolist()} never occur in `y` (with positive weight); "
                 f"{name} estimates their probability as 0 wherever calibration scores were "
-                "seen.",
-                UserWarning,
-                stacklevel=3,
+                "seen."
             )
     scores = _problem_scores(prob, mode)
     return scores, _problem_positives(prob, labels, mode), weights, n_classes
@@ -194,6 +202,35 @@ def _isotonic_breakpoints(
     return np.concatenate(breakpoints), np.concatenate(values), np.cumsum(counts)
 
 
+def _isotonic_runs(name: str, state: dict[str, Any]) -> str | None:
+    """Schema rule: the offsets split the breakpoints into runs, each an increasing map."""
+    offsets, knots = state["breakpoint_offsets_"], state["breakpoints_"]
+    if offsets[0] != 0 or offsets[-1] != len(knots) or not (np.diff(offsets) > 0).all():
+        return (
+            f"`breakpoint_offsets_` must increase from 0 to len(breakpoints_) = {len(knots)}; "
+            f"got {offsets.tolist()[:10]}."
+        )
+    within_run = np.ones(max(len(knots) - 1, 0), dtype=bool)
+    within_run[offsets[1:-1] - 1] = False  # a run starts anew at each inner offset
+    if not (np.diff(knots)[within_run] > 0).all():
+        return f"`{name}` must increase within each run of `breakpoint_offsets_`."
+    if not (np.diff(state["breakpoint_values_"])[within_run] >= 0).all():
+        return "`breakpoint_values_` must not decrease within each run of `breakpoint_offsets_`."
+    return None
+
+
+def _out_of_range(column: NDArray, knots: NDArray, where: str) -> None:
+    """Raise for the first score of ``column`` outside ``[knots[0], knots[-1]]``."""
+    outside = (column < knots[0]) | (column > knots[-1])
+    if outside.any():
+        bad = float(column[np.flatnonzero(outside)[0]])
+        raise ValueError(
+            f"`X` holds the score {bad!r} in {where}, outside the range seen in "
+            f"fit [{float(knots[0])!r}, {float(knots[-1])!r}]; use "
+            "out_of_bounds='clip' to extrapolate by the end values."
+        )
+
+
 class IsotonicCalibration(Recalibrator):
     r"""Isotonic regression of the outcome on the score (Zadrozny & Elkan 2002).
 
@@ -248,6 +285,8 @@ class IsotonicCalibration(Recalibrator):
         Run ``g`` is ``breakpoints_[breakpoint_offsets_[g]:breakpoint_offsets_[g + 1]]``.
     n_classes_ : int
         Number of classes seen in ``fit``.
+    mode_, out_of_bounds_ : str
+        ``mode`` and ``out_of_bounds`` as fitted; prediction uses these.
 
     References
     ----------
@@ -270,12 +309,24 @@ class IsotonicCalibration(Recalibrator):
     """
 
     _outputs_probabilities = True
-    _fitted_attributes = (
-        "breakpoints_",
-        "breakpoint_values_",
-        "breakpoint_offsets_",
-        "n_classes_",
-    )
+    _parameters: ClassVar[dict[str, Checker]] = {
+        "mode": iv.choice(*_MODES),
+        "out_of_bounds": iv.choice(*_OUT_OF_BOUNDS),
+    }
+    _fitted_schema: ClassVar[dict[str, Field]] = {
+        "breakpoints_": array_field(("P",), low=0.0, high=1.0, rule=_isotonic_runs),
+        "breakpoint_values_": array_field(("P",), low=0.0, high=1.0),
+        "breakpoint_offsets_": array_field(("G+1",), dtype="integer"),
+        "n_classes_": integer_field(2),
+        "mode_": choice_field(*_MODES),
+        "out_of_bounds_": choice_field(*_OUT_OF_BOUNDS),
+    }
+
+    @classmethod
+    def _fitted_dimensions(cls, state: dict[str, Any]) -> dict[str, int]:
+        n_classes = state["n_classes_"]
+        one_map = state["mode_"] == "top-label" or n_classes == 2
+        return {"G": 1 if one_map else n_classes}
 
     def __init__(self, mode: str = "one-vs-rest", out_of_bounds: str = "clip"):
         self.mode = mode
@@ -285,8 +336,8 @@ class IsotonicCalibration(Recalibrator):
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> IsotonicCalibration:
         """Fit on calibration probabilities ``X`` (N, K) or (N,) and labels ``y`` (N,)."""
-        mode = iv.check_choice(self.mode, "mode", _MODES)
-        iv.check_choice(self.out_of_bounds, "out_of_bounds", _OUT_OF_BOUNDS)
+        params = self._checked_params()
+        mode = params["mode"]
         scores, positive, weights, n_classes = _fit_inputs(
             X, y, sample_weight, mode, type(self).__name__
         )
@@ -295,13 +346,14 @@ class IsotonicCalibration(Recalibrator):
         self.breakpoint_values_ = values
         self.breakpoint_offsets_ = offsets.astype(np.intp)
         self.n_classes_ = int(n_classes)
+        self.mode_ = mode
+        self.out_of_bounds_ = params["out_of_bounds"]
         return self
 
     def _calibrated_probs(self, X: ArrayLike) -> NDArray:
         prob, _ = iv.check_prob(X, name="X")
         self._check_n_classes(prob.shape[1])
-        mode = iv.check_choice(self.mode, "mode", _MODES)
-        out_of_bounds = iv.check_choice(self.out_of_bounds, "out_of_bounds", _OUT_OF_BOUNDS)
+        mode = self.mode_
         scores = _problem_scores(prob, mode)
         columns = np.empty(scores.shape)
         offsets = self.breakpoint_offsets_
@@ -309,18 +361,11 @@ class IsotonicCalibration(Recalibrator):
             run = slice(offsets[problem], offsets[problem + 1])
             knots = self.breakpoints_[run]
             column = scores[:, problem]
-            if out_of_bounds == "raise":
-                outside = (column < knots[0]) | (column > knots[-1])
-                if outside.any():
-                    bad = float(column[np.flatnonzero(outside)[0]])
-                    where = "the confidence" if mode == "top-label" else "column"
-                    if mode != "top-label":
-                        where += f" {problem + 1 if prob.shape[1] == 2 else problem}"
-                    raise ValueError(
-                        f"`X` holds the score {bad!r} in {where}, outside the range seen in "
-                        f"fit [{float(knots[0])!r}, {float(knots[-1])!r}]; use "
-                        "out_of_bounds='clip' to extrapolate by the end values."
-                    )
+            if self.out_of_bounds_ == "raise":
+                where = "the confidence" if mode == "top-label" else "column"
+                if mode != "top-label":
+                    where += f" {problem + 1 if prob.shape[1] == 2 else problem}"
+                _out_of_range(column, knots, where)
             columns[:, problem] = np.interp(column, knots, self.breakpoint_values_[run])
         return _combine(columns, prob, mode)
 
@@ -391,6 +436,23 @@ def _equal_mass_totals(
     return full_edges, counts, totals
 
 
+def _histogram_edges(name: str, state: dict[str, Any]) -> str | None:
+    """Schema rule: each row of edges runs from 0 to 1 without decreasing.
+
+    Equal-width edges also increase and are the same row for every problem (prediction
+    uses the first).
+    """
+    edges = state[name]
+    rows_ok = (edges[:, 0] == 0) & (edges[:, -1] == 1) & (np.diff(edges, axis=1) >= 0).all(1)
+    if not rows_ok.all():
+        return f"`{name}` must hold, per row, edges that run from 0 to 1 without decreasing."
+    if not state["adaptive_bins_"] and not (
+        (edges == edges[0]).all() and (np.diff(edges[0]) > 0).all()
+    ):
+        return f"`{name}` must repeat one increasing row of edges when adaptive_bins_ is False."
+    return None
+
+
 class HistogramBinning(Recalibrator):
     r"""Histogram binning (Zadrozny & Elkan 2001): the positive frequency of each score bin.
 
@@ -427,6 +489,8 @@ class HistogramBinning(Recalibrator):
         Total sample weight (count, without weights) of each bin in ``fit``.
     n_classes_ : int
         Number of classes seen in ``fit``.
+    adaptive_bins_ : bool
+        ``adaptive_bins`` as fitted: how prediction assigns a score to a bin.
 
     References
     ----------
@@ -449,21 +513,32 @@ class HistogramBinning(Recalibrator):
     """
 
     _outputs_probabilities = True
-    _fitted_attributes = ("bin_edges_", "bin_probabilities_", "bin_weights_", "n_classes_")
+    _parameters: ClassVar[dict[str, Checker]] = {"bins": iv.bin_edges, "adaptive_bins": iv.flag}
+    _fitted_schema: ClassVar[dict[str, Field]] = {
+        "bin_edges_": array_field(("G", "B+1"), low=0.0, high=1.0, rule=_histogram_edges),
+        "bin_probabilities_": array_field(("G", "B"), low=0.0, high=1.0),
+        "bin_weights_": array_field(("G", "B"), low=0.0),
+        "n_classes_": integer_field(2),
+        "adaptive_bins_": flag_field(),
+    }
+
+    @classmethod
+    def _fitted_dimensions(cls, state: dict[str, Any]) -> dict[str, int]:
+        n_classes = state["n_classes_"]
+        return {"G": 1 if n_classes == 2 else n_classes}
 
     def __init__(self, bins: int | ArrayLike = 15, adaptive_bins: bool = False):
         self.bins = bins
         self.adaptive_bins = adaptive_bins
 
-    def _check_options(self) -> tuple[NDArray, bool]:
-        adaptive = iv.check_flag(self.adaptive_bins, "adaptive_bins")
-        return iv.check_bins(self.bins, adaptive), adaptive
-
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> HistogramBinning:
         """Fit on calibration probabilities ``X`` (N, K) or (N,) and labels ``y`` (N,)."""
-        edges, adaptive = self._check_options()
+        params = self._checked_params()
+        edges, adaptive = params["bins"], params["adaptive_bins"]
+        if adaptive:
+            iv.check_bins(self.bins, adaptive_bins=True)  # a number of bins, not edges
         scores, positive, weights, n_classes = _fit_inputs(
             X, y, sample_weight, "one-vs-rest", type(self).__name__
         )
@@ -496,6 +571,7 @@ class HistogramBinning(Recalibrator):
         self.bin_probabilities_ = probabilities
         self.bin_weights_ = totals
         self.n_classes_ = int(n_classes)
+        self.adaptive_bins_ = adaptive
         return self
 
     def _calibrated_probs(self, X: ArrayLike) -> NDArray:
@@ -505,7 +581,7 @@ class HistogramBinning(Recalibrator):
         n_samples, n_problems = scores.shape
         probabilities = self.bin_probabilities_
         columns = np.empty((n_samples, n_problems))
-        if self.adaptive_bins:
+        if self.adaptive_bins_:
             interior = self.bin_edges_[:, 1:-1]
             for problem in range(n_problems):
                 index = np.searchsorted(interior[problem], scores[:, problem], side="right")

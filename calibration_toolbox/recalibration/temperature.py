@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
-import warnings
+import math
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize, root_scalar
 
 from calibration_toolbox import _validation as iv
-from calibration_toolbox.recalibration._base import Recalibrator
+from calibration_toolbox._warnings import warn
+from calibration_toolbox.recalibration._base import (
+    Checker,
+    Field,
+    Recalibrator,
+    integer_field,
+    number_field,
+)
 
-__all__ = ["TemperatureScaling"]
+__all__ = ["TEMPERATURE_BOUNDS", "TemperatureScaling"]
+
+
+def _bounds_hold(low: float, high: float) -> bool:
+    return 0 < low <= 1 <= high < math.inf
+
+
+#: Checker of ``temperature_bounds``: a pair ``(low, high)`` with ``0 < low <= 1 <= high < inf``.
+TEMPERATURE_BOUNDS = iv.number_pair("0 < low <= 1 <= high < inf", _bounds_hold)
 
 
 class _TemperatureNLL:
@@ -98,10 +114,14 @@ class TemperatureScaling(Recalibrator):
     r"""Temperature scaling (Guo et al. 2017): ``softmax(z / T)`` with one ``T > 0``.
 
     ``T`` minimises the (weighted) negative log-likelihood of the calibration labels.  The
-    loss is convex in ``beta = 1 / T``; it is minimised over ``log beta`` by SciPy's
-    trust-region Newton method (``trust-exact``) with the analytic gradient and Hessian, each
-    iteration costing one pass over the logits in float64 row blocks (bounded memory).
-    Dividing by ``T > 0`` never changes the argmax.
+    loss is convex in ``beta = 1 / T``; it is minimised over ``beta`` itself, from
+    ``beta = 1``, by SciPy's trust-region Newton method (``trust-exact``, ``gtol=1e-12``)
+    with the analytic first and second derivatives in ``beta``, each evaluation costing one
+    pass over the logits in float64 row blocks (bounded memory).  Where ``trust-exact``
+    stops because the loss no longer resolves its steps while the derivative still does,
+    Newton's method on the derivative (``scipy.optimize.root_scalar``) finishes the root.
+    If every calibration label is ranked first, the optimum is ``T -> 0`` and no
+    optimisation runs.  Dividing by ``T > 0`` never changes the argmax.
 
     Parameters
     ----------
@@ -140,30 +160,21 @@ class TemperatureScaling(Recalibrator):
     True
     """
 
-    _fitted_attributes = ("temperature_", "n_classes_", "n_passes_")
+    _parameters: ClassVar[dict[str, Checker]] = {"temperature_bounds": TEMPERATURE_BOUNDS}
+    _fitted_schema: ClassVar[dict[str, Field]] = {
+        "temperature_": number_field(0.0, strict_low=True),
+        "n_classes_": integer_field(2),
+        "n_passes_": integer_field(0),
+    }
 
     def __init__(self, temperature_bounds: tuple[float, float] = (1e-4, 1e4)):
         self.temperature_bounds = temperature_bounds
-
-    def _check_bounds(self) -> tuple[float, float]:
-        bounds = self.temperature_bounds
-        try:
-            low, high = (float(b) for b in bounds)
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"`temperature_bounds` must be a pair of numbers (low, high); got {bounds!r}."
-            ) from None
-        if not (0 < low <= 1 <= high < np.inf):
-            raise ValueError(
-                f"`temperature_bounds` must satisfy 0 < low <= 1 <= high < inf; got {bounds!r}."
-            )
-        return low, high
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> TemperatureScaling:
         """Fit ``T`` on calibration logits ``X`` (N, K) and labels ``y`` (N,)."""
-        low, high = self._check_bounds()
+        low, high = self._checked_params()["temperature_bounds"]
         logits = iv.check_logits(X, "X")
         labels = iv.check_labels(y, *logits.shape, name="y")
         weights = iv.check_sample_weight(sample_weight, len(logits))
@@ -171,12 +182,10 @@ class TemperatureScaling(Recalibrator):
         positive = slice(None) if weights is None else weights > 0
         margin = objective.shift(True) - objective.label_logits
         if not margin[positive].any():
-            warnings.warn(
+            warn(
                 "the logits rank every calibration label first (the set is separated "
                 "perfectly), so the likelihood keeps growing as T -> 0; T is set to its lower "
-                f"bound {low:g}.",
-                UserWarning,
-                stacklevel=2,
+                f"bound {low:g}."
             )
             temperature = low
         else:
@@ -216,11 +225,9 @@ class TemperatureScaling(Recalibrator):
         if beta <= 1 / high or beta >= 1 / low:
             bound = high if beta <= 1 / high else low
             found = "inf" if beta <= 0 else f"{1 / beta:.3g}"
-            warnings.warn(
+            warn(
                 f"the optimal temperature {found} lies outside temperature_bounds "
-                f"({low:g}, {high:g}); T is set to {bound:g}.",
-                UserWarning,
-                stacklevel=3,
+                f"({low:g}, {high:g}); T is set to {bound:g}."
             )
             return bound
         return 1 / beta
