@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._rows import ALL_ENTRIES_BLOCK_ELEMENTS, row_blocks
 from calibration_toolbox.binning import (
     adaptive_edges,
     assign_bins,
@@ -38,9 +39,6 @@ __all__ = [
 ]
 
 Norm = Union[int, float, str]
-
-# Row blocks of the all-entries pass: 2**18 elements keep the temporaries in L2/L3.
-_ALL_ENTRIES_BLOCK = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -308,7 +306,7 @@ def _all_entries_equal_mass(prob, labels, n_bins, threshold):
     # One spare slot after the columns keeps every run start a valid reduceat index.
     scores = np.zeros(size + 1, dtype=prob.dtype)
     columns = scores[:size].reshape(n_classes, n_samples)
-    for rows in iv.row_blocks(n_samples, n_classes):
+    for rows in row_blocks(n_samples, n_classes):
         columns[:, rows] = prob[rows].T
     label_entries = labels * n_samples
     label_entries += np.arange(n_samples)
@@ -371,7 +369,7 @@ def _all_entries_equal_width(
     # Unweighted count of positive-weight entries above the cut, per class: exact, so an
     # empty first bin is known to be empty rather than a subtraction residue.
     entries_above = np.zeros(n_classes)
-    for rows in iv.row_blocks(n_samples, n_classes, _ALL_ENTRIES_BLOCK):
+    for rows in row_blocks(n_samples, n_classes, ALL_ENTRIES_BLOCK_ELEMENTS):
         block = np.ascontiguousarray(prob[rows])
         above = np.flatnonzero(block > cut)
         block_rows = above // n_classes  # several times faster than np.divmod here
