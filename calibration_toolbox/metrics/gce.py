@@ -7,6 +7,7 @@ the norm.  The conventions are those of the README's *Conventions* section.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Union
 
@@ -176,69 +177,139 @@ def calibration_table(
     >>> table.calibration_error()
     0.25
     """
-    options = _check_options(bins, class_conditional, adaptive_bins, thresholding)
-    prob, labels, summary = iv.check_predictions(
-        prob, labels, logits=logits, top_label=top_k_classes == 1
-    )
-    weights = iv.check_sample_weight(sample_weight, len(prob))
-    top_k = iv.check_top_k(top_k_classes, prob.shape[1])
-    return _table(prob, labels, weights, summary, top_k, *options)
-
-
-def _check_options(bins, class_conditional, adaptive_bins, thresholding):
-    class_conditional = iv.check_flag(class_conditional, "class_conditional")
-    adaptive_bins = iv.check_flag(adaptive_bins, "adaptive_bins")
-    edges = iv.check_bins(bins, adaptive_bins)
-    return edges, class_conditional, adaptive_bins, iv.check_thresholding(thresholding)
-
-
-def _table(prob, labels, weights, summary, top_k, edges, class_conditional, adaptive, threshold):
-    n_classes = prob.shape[1]
-    n_bins = len(edges) - 1
-    uniform = is_uniform(edges)
-    if top_k is None and not adaptive:
-        sums = _all_entries_equal_width(
+    return _table(
+        *_checked_call(
             prob,
             labels,
-            summary.label_scores,
-            weights,
-            edges,
-            uniform,
-            class_conditional,
-            threshold,
+            logits=logits,
+            sample_weight=sample_weight,
+            bins=bins,
+            class_conditional=class_conditional,
+            adaptive_bins=adaptive_bins,
+            top_k_classes=top_k_classes,
+            norm=1,
+            thresholding=thresholding,
         )
-        edges_2d = np.broadcast_to(edges, (len(sums[0]) // n_bins, n_bins + 1))
-    elif top_k is None and class_conditional and weights is None:
-        edges_2d, *sums = _all_entries_equal_mass(prob, labels, n_bins, threshold)
+    )
+
+
+@dataclass(frozen=True)
+class _GCEOptions:
+    """The validated options of one GCE call (see :func:`GCE`), built by :meth:`checked`."""
+
+    edges: NDArray
+    """Equal-width bin edges; with ``adaptive_bins`` only their number counts."""
+    uniform: bool
+    """Whether ``edges`` is ``linspace(0, 1, n_bins + 1)`` (bins found by one product)."""
+    class_conditional: bool
+    adaptive_bins: bool
+    top_k: int | None
+    """Entries kept per row, or ``None`` for all K of them."""
+    norm: float
+    """1.0, 2.0 or ``inf``."""
+    thresholding: float
+    """Entries ``p <= thresholding`` are dropped (0: none)."""
+
+    @classmethod
+    def checked(
+        cls,
+        n_classes: int,
+        *,
+        bins: object,
+        class_conditional: object,
+        adaptive_bins: object,
+        top_k_classes: object,
+        norm: object,
+        thresholding: object,
+    ) -> _GCEOptions:
+        """Validate the arguments of a GCE call on ``n_classes`` classes."""
+        class_conditional = iv.check_flag(class_conditional, "class_conditional")
+        adaptive_bins = iv.check_flag(adaptive_bins, "adaptive_bins")
+        edges = iv.check_bins(bins, adaptive_bins)
+        return cls(
+            edges=edges,
+            uniform=is_uniform(edges),
+            class_conditional=class_conditional,
+            adaptive_bins=adaptive_bins,
+            top_k=iv.check_top_k(top_k_classes, n_classes),
+            norm=iv.check_norm(norm),
+            thresholding=iv.check_thresholding(thresholding),
+        )
+
+    @property
+    def n_bins(self) -> int:
+        """Number of bins per score set."""
+        return len(self.edges) - 1
+
+    def n_groups(self, n_classes: int) -> int:
+        """Number of score sets: one per class, or one pooled set."""
+        return n_classes if self.class_conditional else 1
+
+
+def _checked_call(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    *,
+    logits: object,
+    sample_weight: ArrayLike | None,
+    **options: object,
+) -> tuple[iv.Predictions, NDArray | None, _GCEOptions]:
+    """The validated arrays, weights and options of a GCE call."""
+    top_k_classes = options["top_k_classes"]
+    top_label = isinstance(top_k_classes, numbers.Integral) and top_k_classes == 1
+    checked = iv.check_predictions(prob, labels, logits=logits, top_label=top_label)
+    weights = iv.check_sample_weight(sample_weight, len(checked.prob))
+    return checked, weights, _GCEOptions.checked(checked.prob.shape[1], **options)
+
+
+def _table(
+    checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions
+) -> CalibrationTable:
+    """The per-(group, bin) sums, by the fastest path for the options."""
+    n_classes = checked.prob.shape[1]
+    n_bins = options.n_bins
+    if options.top_k is None and not options.adaptive_bins:
+        sums = _all_entries_equal_width(checked, weights, options)
+        edges = np.broadcast_to(options.edges, (len(sums[0]) // n_bins, n_bins + 1))
+    elif options.top_k is None and options.class_conditional and weights is None:
+        edges, *sums = _all_entries_equal_mass(
+            checked.prob, checked.labels, n_bins, options.thresholding
+        )
     else:
-        groups, scores, targets, entry_weights = _score_set(
-            prob, labels, weights, summary, top_k, class_conditional, threshold
-        )
-        n_groups = n_classes if class_conditional else 1
-        if adaptive:
-            edges_2d, *sums = _equal_mass_sums(
-                groups, scores, targets, entry_weights, n_groups, n_bins
-            )
-        else:
-            flat = assign_bins(scores, edges, uniform)
-            if class_conditional:
-                flat += groups * n_bins
-            sums = bin_sums(flat, n_groups * n_bins, scores, targets, entry_weights)
-            edges_2d = np.broadcast_to(edges, (n_groups, n_bins + 1))
+        edges, *sums = _score_set_sums(checked, weights, options)
     counts, score_sums, target_sums = (s.reshape(-1, n_bins) for s in sums)
     return CalibrationTable(
-        edges=np.array(edges_2d, dtype=np.float64),
+        edges=np.array(edges, dtype=np.float64),
         counts=counts,
         score_sums=score_sums,
         target_sums=target_sums,
         n_classes=n_classes,
-        class_conditional=class_conditional,
-        adaptive_bins=adaptive,
+        class_conditional=options.class_conditional,
+        adaptive_bins=options.adaptive_bins,
     )
 
 
-def _score_set(prob, labels, weights, summary, top_k, class_conditional, threshold):
+def _score_set_sums(checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions):
+    """Edges and sums of the explicit score set (top-r entries, or weighted equal-mass)."""
+    n_groups, n_bins = options.n_groups(checked.prob.shape[1]), options.n_bins
+    groups, scores, targets, entry_weights = _score_set(checked, weights, options)
+    if options.adaptive_bins:
+        return _equal_mass_sums(groups, scores, targets, entry_weights, n_groups, n_bins)
+    flat = assign_bins(scores, options.edges, options.uniform)
+    if options.class_conditional:
+        flat += groups * n_bins
+    sums = bin_sums(flat, n_groups * n_bins, scores, targets, entry_weights)
+    return (np.broadcast_to(options.edges, (n_groups, n_bins + 1)), *sums)
+
+
+def _score_set(checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions):
     """Flat arrays (group, score, target, weight) of the kept entries."""
+    prob, labels, summary = checked
+    top_k, class_conditional, threshold = (
+        options.top_k,
+        options.class_conditional,
+        options.thresholding,
+    )
     n_samples, n_classes = prob.shape
     if top_k == 1:
         scores = summary.confidence
@@ -350,24 +421,47 @@ def _all_entries_equal_mass(prob, labels, n_bins, threshold):
 
 
 def _all_entries_equal_width(
-    prob, labels, label_scores, weights, edges, uniform, class_conditional, threshold
-):
-    """Equal-width sums over all N x K entries, in row blocks.
+    checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions
+) -> tuple[NDArray, NDArray, NDArray]:
+    """Equal-width sums over all N x K entries: flat counts, score sums and target sums.
 
     Without thresholding most softmax entries fall in the first bin; only the entries above
     its upper edge are binned one by one, and the first bin's count and score sum are the
     column totals minus the other bins.  Targets come from the N label entries alone.
     """
+    prob = checked.prob
+    subtract_first_bin = options.thresholding == 0
+    cut = _cut_for(options.edges[1] if subtract_first_bin else options.thresholding, prob.dtype)
+    counts, score_sums, column_totals, entries_above = _entries_above(
+        prob, weights, options, cut, subtract_first_bin
+    )
+    target_sums = _label_entry_targets(checked, weights, options)
+    if subtract_first_bin:
+        _fill_first_bin(
+            counts, score_sums, column_totals, entries_above, weights, len(prob), options
+        )
+    return counts.reshape(-1), score_sums.reshape(-1), target_sums
+
+
+def _entries_above(
+    prob: NDArray,
+    weights: NDArray | None,
+    options: _GCEOptions,
+    cut: np.generic,
+    column_totals_too: bool,
+) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Counts and score sums of the entries above ``cut``, in row blocks.
+
+    With ``column_totals_too``, also the (weighted) column totals and, with weights, the
+    unweighted count of positive-weight entries above the cut per class: exact, so an empty
+    first bin is known to be empty rather than a subtraction residue.
+    """
     n_samples, n_classes = prob.shape
-    n_bins = len(edges) - 1
-    n_groups = n_classes if class_conditional else 1
-    subtract_first_bin = threshold == 0
-    cut = _cut_for(edges[1] if subtract_first_bin else threshold, prob.dtype)
-    counts = np.zeros(n_groups * n_bins)
-    score_sums = np.zeros(n_groups * n_bins)
+    n_bins = options.n_bins
+    n_cells = options.n_groups(n_classes) * n_bins
+    counts = np.zeros(n_cells)
+    score_sums = np.zeros(n_cells)
     column_totals = np.zeros(n_classes)
-    # Unweighted count of positive-weight entries above the cut, per class: exact, so an
-    # empty first bin is known to be empty rather than a subtraction residue.
     entries_above = np.zeros(n_classes)
     for rows in row_blocks(n_samples, n_classes, ALL_ENTRIES_BLOCK_ELEMENTS):
         block = np.ascontiguousarray(prob[rows])
@@ -375,57 +469,90 @@ def _all_entries_equal_width(
         block_rows = above // n_classes  # several times faster than np.divmod here
         columns = above - block_rows * n_classes
         scores = block.reshape(-1)[above]
-        flat = assign_bins(scores, edges, uniform)
-        if class_conditional:
+        flat = assign_bins(scores, options.edges, options.uniform)
+        if options.class_conditional:
             flat += columns * n_bins
-        block_weights = None if weights is None else weights[rows][block_rows]
-        block_counts, block_scores, _ = bin_sums(
-            flat, n_groups * n_bins, scores, None, block_weights
-        )
+        row_weights = None if weights is None else weights[rows]
+        block_weights = None if weights is None else row_weights[block_rows]
+        block_counts, block_scores, _ = bin_sums(flat, n_cells, scores, None, block_weights)
         counts += block_counts
         score_sums += block_scores
-        if subtract_first_bin:
-            if weights is not None:
-                entries_above += np.bincount(
-                    columns, weights=block_weights > 0, minlength=n_classes
-                )
-            wide = block.astype(np.float64)
-            if weights is None:
-                column_totals += np.einsum("ij->j", wide)
-            else:
-                column_totals += np.einsum("i,ij->j", weights[rows], wide)
+        if column_totals_too:
+            _add_column_totals(
+                block, row_weights, columns, block_weights, column_totals, entries_above
+            )
+    return counts, score_sums, column_totals, entries_above
 
+
+def _add_column_totals(
+    block: NDArray,
+    row_weights: NDArray | None,
+    columns_above: NDArray,
+    weights_above: NDArray | None,
+    column_totals: NDArray,
+    entries_above: NDArray,
+) -> None:
+    """Add a block's (weighted) column totals, and its positive-weight entries above the cut."""
+    if row_weights is not None:
+        entries_above += np.bincount(
+            columns_above, weights=weights_above > 0, minlength=len(column_totals)
+        )
+    wide = block.astype(np.float64)
+    if row_weights is None:
+        column_totals += np.einsum("ij->j", wide)
+    else:
+        column_totals += np.einsum("i,ij->j", row_weights, wide)
+
+
+def _label_entry_targets(
+    checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions
+) -> NDArray:
+    """Flat target sums: the bins of the label entries (the only entries with target 1)."""
+    prob, labels, summary = checked
+    n_cells = options.n_groups(prob.shape[1]) * options.n_bins
+    threshold = options.thresholding
+    label_scores = summary.label_scores
     keep = label_scores > _cut_for(threshold, prob.dtype) if threshold > 0 else slice(None)
-    flat = assign_bins(label_scores[keep], edges, uniform)
-    if class_conditional:
-        flat += labels[keep] * n_bins
-    target_sums = np.bincount(
-        flat, weights=None if weights is None else weights[keep], minlength=n_groups * n_bins
+    flat = assign_bins(label_scores[keep], options.edges, options.uniform)
+    if options.class_conditional:
+        flat += labels[keep] * options.n_bins
+    return np.bincount(
+        flat, weights=None if weights is None else weights[keep], minlength=n_cells
     ).astype(np.float64)
 
-    if subtract_first_bin:
-        counts = counts.reshape(n_groups, n_bins)
-        score_sums = score_sums.reshape(n_groups, n_bins)
-        if weights is None:
-            set_size = positive_rows = n_samples
-            # unweighted counts are exact integers: the entries above are the other bins
-            entries_above = counts.reshape(-1, n_bins)[:, 1:].sum(axis=1)
-            if not class_conditional:
-                entries_above = np.array([entries_above.sum()])
-        else:
-            set_size, positive_rows = weights.sum(), np.count_nonzero(weights)
-        if class_conditional:
-            group_sizes = np.full(n_classes, float(set_size))
-            first_bin_entries = positive_rows - entries_above
-            group_totals = column_totals
-        else:
-            group_sizes = np.array([set_size * n_classes])
-            first_bin_entries = np.array([positive_rows * n_classes - entries_above.sum()])
-            group_totals = column_totals.sum(keepdims=True)
-        occupied = first_bin_entries > 0
-        counts[:, 0] = np.where(occupied, group_sizes - counts[:, 1:].sum(axis=1), 0.0)
-        score_sums[:, 0] = np.where(occupied, group_totals - score_sums[:, 1:].sum(axis=1), 0.0)
-    return counts.reshape(-1), score_sums.reshape(-1), target_sums
+
+def _fill_first_bin(
+    counts: NDArray,
+    score_sums: NDArray,
+    column_totals: NDArray,
+    entries_above: NDArray,
+    weights: NDArray | None,
+    n_samples: int,
+    options: _GCEOptions,
+) -> None:
+    """Set the first bin of each group (in place) to the group's totals minus its other bins."""
+    n_classes, n_bins = len(column_totals), options.n_bins
+    counts = counts.reshape(-1, n_bins)
+    score_sums = score_sums.reshape(-1, n_bins)
+    if weights is None:
+        set_size = positive_rows = n_samples
+        # unweighted counts are exact integers: the entries above are the other bins
+        entries_above = counts[:, 1:].sum(axis=1)
+        if not options.class_conditional:
+            entries_above = np.array([entries_above.sum()])
+    else:
+        set_size, positive_rows = weights.sum(), np.count_nonzero(weights)
+    if options.class_conditional:
+        group_sizes = np.full(n_classes, float(set_size))
+        first_bin_entries = positive_rows - entries_above
+        group_totals = column_totals
+    else:
+        group_sizes = np.array([set_size * n_classes])
+        first_bin_entries = np.array([positive_rows * n_classes - entries_above.sum()])
+        group_totals = column_totals.sum(keepdims=True)
+    occupied = first_bin_entries > 0
+    counts[:, 0] = np.where(occupied, group_sizes - counts[:, 1:].sum(axis=1), 0.0)
+    score_sums[:, 0] = np.where(occupied, group_totals - score_sums[:, 1:].sum(axis=1), 0.0)
 
 
 def GCE(
@@ -524,19 +651,19 @@ def GCE(
         if not (isinstance(bins, (int, np.integer)) and bins == 15):
             raise TypeError("pass the number of bins as `bins` or as `bin`, not both.")
         bins = bin
-    p = iv.check_norm(norm)
-    table = calibration_table(
+    checked, weights, options = _checked_call(
         prob,
         labels,
-        bins,
-        class_conditional,
-        adaptive_bins,
-        top_k_classes,
-        thresholding,
         logits=logits,
         sample_weight=sample_weight,
+        bins=bins,
+        class_conditional=class_conditional,
+        adaptive_bins=adaptive_bins,
+        top_k_classes=top_k_classes,
+        norm=norm,
+        thresholding=thresholding,
     )
-    return table.calibration_error(p)
+    return _table(checked, weights, options).calibration_error(options.norm)
 
 
 def ECE(prob, labels, bins=15, *, logits=False, sample_weight=None):
@@ -561,7 +688,16 @@ def ECE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     0.25
     """
     return GCE(
-        prob, labels, bins, False, False, 1, 1, 0.0, logits=logits, sample_weight=sample_weight
+        prob,
+        labels,
+        bins=bins,
+        class_conditional=False,
+        adaptive_bins=False,
+        top_k_classes=1,
+        norm=1,
+        thresholding=0.0,
+        logits=logits,
+        sample_weight=sample_weight,
     )
 
 
@@ -583,7 +719,16 @@ def RMSCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     0.25
     """
     return GCE(
-        prob, labels, bins, False, False, 1, 2, 0.0, logits=logits, sample_weight=sample_weight
+        prob,
+        labels,
+        bins=bins,
+        class_conditional=False,
+        adaptive_bins=False,
+        top_k_classes=1,
+        norm=2,
+        thresholding=0.0,
+        logits=logits,
+        sample_weight=sample_weight,
     )
 
 
@@ -605,7 +750,16 @@ def MCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     0.25
     """
     return GCE(
-        prob, labels, bins, False, False, 1, "inf", 0.0, logits=logits, sample_weight=sample_weight
+        prob,
+        labels,
+        bins=bins,
+        class_conditional=False,
+        adaptive_bins=False,
+        top_k_classes=1,
+        norm="inf",
+        thresholding=0.0,
+        logits=logits,
+        sample_weight=sample_weight,
     )
 
 
@@ -627,7 +781,16 @@ def ACE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     0.25
     """
     return GCE(
-        prob, labels, bins, True, True, "all", 1, 0.0, logits=logits, sample_weight=sample_weight
+        prob,
+        labels,
+        bins=bins,
+        class_conditional=True,
+        adaptive_bins=True,
+        top_k_classes="all",
+        norm=1,
+        thresholding=0.0,
+        logits=logits,
+        sample_weight=sample_weight,
     )
 
 
@@ -652,7 +815,16 @@ def SCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     0.25
     """
     return GCE(
-        prob, labels, bins, True, False, "all", 1, 0.0, logits=logits, sample_weight=sample_weight
+        prob,
+        labels,
+        bins=bins,
+        class_conditional=True,
+        adaptive_bins=False,
+        top_k_classes="all",
+        norm=1,
+        thresholding=0.0,
+        logits=logits,
+        sample_weight=sample_weight,
     )
 
 
@@ -674,7 +846,16 @@ def ToprCE(prob, labels, r=1, bins=15, *, logits=False, sample_weight=None):
     0.25
     """
     return GCE(
-        prob, labels, bins, True, False, r, 1, 0.0, logits=logits, sample_weight=sample_weight
+        prob,
+        labels,
+        bins=bins,
+        class_conditional=True,
+        adaptive_bins=False,
+        top_k_classes=r,
+        norm=1,
+        thresholding=0.0,
+        logits=logits,
+        sample_weight=sample_weight,
     )
 
 
@@ -699,12 +880,12 @@ def TACE(prob, labels, bins=15, threshold=0.01, *, logits=False, sample_weight=N
     return GCE(
         prob,
         labels,
-        bins,
-        True,
-        True,
-        "all",
-        1,
-        threshold,
+        bins=bins,
+        class_conditional=True,
+        adaptive_bins=True,
+        top_k_classes="all",
+        norm=1,
+        thresholding=threshold,
         logits=logits,
         sample_weight=sample_weight,
     )
