@@ -42,6 +42,50 @@ __all__ = [
 Norm = Union[int, float, str]
 
 
+# -- Shared docstring text of the public functions ---------------------------------------
+# Each token below stands on a line of its own in a docstring and is replaced by its text
+# (already indented for a numpydoc section) by `_shared_docstring`.
+_DOC_FRAGMENTS = {
+    "{predictions}": """\
+    prob : array-like, shape (N, K) or (N,)
+        Predicted probabilities (rows sum to 1), or P(y = 1) of a binary task; logits with
+        ``logits=True``.
+    labels : array-like of int, shape (N,)
+        True classes in ``[0, K)``.
+""",
+    "{equal_width_bins}": """\
+    bins : int or array-like, default 15
+        Number of equal-width bins, or their increasing edges from 0 to 1.  Bins are
+        ``(lo, hi]`` with 0 in the first bin.
+""",
+    "{equal_mass_bins}": """\
+    bins : int, default 15
+        Number of equal-mass bins of each class (Nixon et al.'s rule, see :func:`GCE`).
+""",
+    "{keywords}": """\
+    logits : bool, default False
+        ``prob`` holds logits; the softmax is applied first.  Never guessed.
+    sample_weight : array-like, shape (N,), optional
+        Non-negative weights; every count becomes a weighted count.
+""",
+    "{returns}": """\
+    Returns
+    -------
+    float
+        The calibration error, in [0, 1].
+""",
+}
+
+
+def _shared_docstring(function):
+    """Replace the tokens of ``_DOC_FRAGMENTS`` in ``function.__doc__``."""
+    doc = function.__doc__
+    for token, text in _DOC_FRAGMENTS.items():
+        doc = doc.replace(f"    {token}\n", text)
+    function.__doc__ = doc
+    return function
+
+
 @dataclass(frozen=True)
 class CalibrationTable:
     """Per-(group, bin) weighted sums behind every binned calibration metric.
@@ -146,6 +190,7 @@ def _cut_for(value: float, dtype: np.dtype) -> np.generic:
     return cut
 
 
+@_shared_docstring
 def calibration_table(
     prob: ArrayLike,
     labels: ArrayLike,
@@ -163,6 +208,18 @@ def calibration_table(
     The arguments are those of :func:`GCE` (without ``norm``); the table reduces to
     ``GCE`` with :meth:`CalibrationTable.calibration_error`, and the reliability diagram
     draws from it.
+
+    Parameters
+    ----------
+    {predictions}
+    bins, class_conditional, adaptive_bins, top_k_classes, thresholding
+        As in :func:`GCE`.
+    {keywords}
+
+    Returns
+    -------
+    CalibrationTable
+        Weighted counts, score sums and target sums per (group, bin), and the edges.
 
     Examples
     --------
@@ -555,6 +612,26 @@ def _fill_first_bin(
     score_sums[:, 0] = np.where(occupied, group_totals - score_sums[:, 1:].sum(axis=1), 0.0)
 
 
+class _DefaultFloat(float):
+    """A default that ``is`` tells apart from the same number passed explicitly."""
+
+
+_DEFAULT_TACE_THRESHOLD = _DefaultFloat(0.01)
+
+
+def _one_spelling(value, default, synonym, name: str, synonym_name: str):
+    """``value``, or ``synonym`` when only the synonym was given (``None``: not given).
+
+    Giving both is an error whatever the values, the default value of ``name`` included.
+    """
+    if synonym is None:
+        return value
+    if value is not default:
+        raise TypeError(f"pass `{name}` or its synonym `{synonym_name}`, not both.")
+    return synonym
+
+
+@_shared_docstring
 def GCE(
     prob: ArrayLike,
     labels: ArrayLike,
@@ -588,11 +665,7 @@ def GCE(
 
     Parameters
     ----------
-    prob : array-like, shape (N, K) or (N,)
-        Predicted probabilities (rows sum to 1), or P(y = 1) of a binary task; logits with
-        ``logits=True``.
-    labels : array-like of int, shape (N,)
-        True classes in ``[0, K)``.
+    {predictions}
     bins : int or array-like, default 15
         Number of bins, or increasing equal-width edges from 0 to 1.  Equal-width bins are
         ``(lo, hi]`` with 0 in the first bin.  ``bin=`` is accepted as a synonym.
@@ -606,17 +679,11 @@ def GCE(
         Norm over the bins; also ``'l1'``, ``'l2'``, ``'max'`` and ``np.inf``.
     thresholding : float in [0, 1), default 0
         Drop entries ``p <= thresholding`` (0 keeps everything, exact zeros included).
-    logits : bool, default False
-        ``prob`` holds logits; the softmax is applied first.  Never guessed.
-    sample_weight : array-like, shape (N,), optional
-        Non-negative weights; every count becomes a weighted count.
+    {keywords}
     bin : int or array-like, optional
-        Synonym of ``bins``.
+        Synonym of ``bins`` (the spelling of the original README); giving both is an error.
 
-    Returns
-    -------
-    float
-        The calibration error, in [0, 1].
+    {returns}
 
     See Also
     --------
@@ -666,13 +733,35 @@ def GCE(
     return _table(checked, weights, options).calibration_error(options.norm)
 
 
-def ECE(prob, labels, bins=15, *, logits=False, sample_weight=None):
+@_shared_docstring
+def ECE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+) -> float:
     r"""Expected Calibration Error of the top label, equal-width bins (Naeini 2015; Guo 2017).
 
-    ``GCE(prob, labels, bins, class_conditional=False, adaptive_bins=False,
-    top_k_classes=1, norm=1)``:
-    :math:`\sum_b \frac{n_b}{N} |\mathrm{acc}_b - \mathrm{conf}_b|` over the bins of
-    the confidence ``max_k prob[i, k]``.
+    With the confidence :math:`c_i = \max_k p_{ik}`, the correctness
+    :math:`a_i = 1[\arg\max_k p_{ik} = y_i]` and, for the rows whose confidence falls in bin
+    :math:`b` (:math:`n_b` of N), their mean accuracy :math:`\mathrm{acc}_b` and mean
+    confidence :math:`\mathrm{conf}_b`:
+
+    .. math:: \mathrm{ECE} = \sum_b \frac{n_b}{N}\,
+              \lvert \mathrm{acc}_b - \mathrm{conf}_b \rvert.
+
+    The same as ``GCE(prob, labels, bins=bins, class_conditional=False,
+    adaptive_bins=False, top_k_classes=1, norm=1, thresholding=0.0)``.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_width_bins}
+    {keywords}
+
+    {returns}
 
     References
     ----------
@@ -701,11 +790,32 @@ def ECE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     )
 
 
-def RMSCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
+@_shared_docstring
+def RMSCE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+) -> float:
     r"""Root-mean-square calibration error of the top label (Hendrycks et al. 2019).
 
-    ``GCE(..., class_conditional=False, top_k_classes=1, norm=2)``:
-    :math:`\sqrt{\sum_b \frac{n_b}{N} (\mathrm{acc}_b - \mathrm{conf}_b)^2}`.
+    With the per-bin accuracy and confidence of :func:`ECE`:
+
+    .. math:: \mathrm{RMSCE} = \sqrt{\sum_b \frac{n_b}{N}\,
+              (\mathrm{acc}_b - \mathrm{conf}_b)^2}.
+
+    The same as ``GCE(prob, labels, bins=bins, class_conditional=False,
+    adaptive_bins=False, top_k_classes=1, norm=2, thresholding=0.0)``.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_width_bins}
+    {keywords}
+
+    {returns}
 
     References
     ----------
@@ -732,11 +842,33 @@ def RMSCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     )
 
 
-def MCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
-    """Maximum Calibration Error of the top label (Naeini et al. 2015).
+@_shared_docstring
+def MCE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    r"""Maximum Calibration Error of the top label (Naeini et al. 2015).
 
-    ``GCE(..., class_conditional=False, top_k_classes=1, norm='inf')``: the largest
-    ``|acc_b - conf_b|`` over the non-empty bins.
+    With the per-bin accuracy and confidence of :func:`ECE`, the largest gap over the
+    non-empty bins:
+
+    .. math:: \mathrm{MCE} = \max_{b:\, n_b > 0}
+              \lvert \mathrm{acc}_b - \mathrm{conf}_b \rvert.
+
+    The same as ``GCE(prob, labels, bins=bins, class_conditional=False,
+    adaptive_bins=False, top_k_classes=1, norm='inf', thresholding=0.0)``.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_width_bins}
+    {keywords}
+
+    {returns}
 
     References
     ----------
@@ -763,11 +895,35 @@ def MCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     )
 
 
-def ACE(prob, labels, bins=15, *, logits=False, sample_weight=None):
-    """Adaptive Calibration Error (Nixon et al. 2019): class-wise, equal-mass bins.
+@_shared_docstring
+def ACE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: int = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    r"""Adaptive Calibration Error (Nixon et al. 2019): class-wise, equal-mass bins.
 
-    ``GCE(..., class_conditional=True, adaptive_bins=True, top_k_classes='all', norm=1)``.
-    Not netcal's ``ACE`` (an unweighted average over bins).
+    Each class's column :math:`p_{\cdot k}` is cut into ``bins`` bins of equal mass; in bin
+    :math:`b` of class :math:`k` (:math:`n_{kb}` of the N rows), :math:`\bar p_{kb}` is the
+    mean probability and :math:`\bar y_{kb}` the fraction of rows whose label is k:
+
+    .. math:: \mathrm{ACE} = \frac1K \sum_k \sum_b \frac{n_{kb}}{N}\,
+              \lvert \bar y_{kb} - \bar p_{kb} \rvert.
+
+    The same as ``GCE(prob, labels, bins=bins, class_conditional=True,
+    adaptive_bins=True, top_k_classes='all', norm=1, thresholding=0.0)``.  Not netcal's
+    ``ACE`` (an unweighted average over bins).
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_mass_bins}
+    {keywords}
+
+    {returns}
 
     References
     ----------
@@ -794,11 +950,34 @@ def ACE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     )
 
 
-def SCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
-    """Static Calibration Error (Nixon et al. 2019), the class-wise ECE of Kull et al. 2019.
+@_shared_docstring
+def SCE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    r"""Static Calibration Error (Nixon et al. 2019), the class-wise ECE of Kull et al. 2019.
 
-    ``GCE(..., class_conditional=True, adaptive_bins=False, top_k_classes='all', norm=1)``:
-    the equal-width ECE of each class's column, averaged over the K classes.
+    The equal-width ECE of each class's column, averaged over the K classes: with
+    :math:`n_{kb}`, :math:`\bar p_{kb}` and :math:`\bar y_{kb}` as in :func:`ACE` but for
+    equal-width bins,
+
+    .. math:: \mathrm{SCE} = \frac1K \sum_k \sum_b \frac{n_{kb}}{N}\,
+              \lvert \bar y_{kb} - \bar p_{kb} \rvert.
+
+    The same as ``GCE(prob, labels, bins=bins, class_conditional=True,
+    adaptive_bins=False, top_k_classes='all', norm=1, thresholding=0.0)``.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_width_bins}
+    {keywords}
+
+    {returns}
 
     References
     ----------
@@ -828,11 +1007,45 @@ def SCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     )
 
 
-def ToprCE(prob, labels, r=1, bins=15, *, logits=False, sample_weight=None):
-    """Top-r calibration error (Nixon et al. 2019): class-wise ECE of each row's r largest.
+@_shared_docstring
+def ToprCE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    r: int,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    r"""Top-r calibration error (Nixon et al. 2019): class-wise ECE of each row's r largest.
 
-    ``GCE(..., class_conditional=True, adaptive_bins=False, top_k_classes=r, norm=1)``.
-    Not the top-r error of Gupta et al. 2021, which uses only the r-th ranked prediction.
+    The entries kept are the ``r`` largest of each row (ties to the lower class index); the
+    kept entries of class :math:`k` (:math:`n_k` of them) are binned with equal width, and
+    with :math:`n_{kb}`, :math:`\bar p_{kb}`, :math:`\bar y_{kb}` the count, mean
+    probability and fraction labelled k of bin :math:`b`:
+
+    .. math:: \mathrm{ToprCE} = \frac1K \sum_k \sum_b \frac{n_{kb}}{n_k}\,
+              \lvert \bar y_{kb} - \bar p_{kb} \rvert,
+
+    a class never among the r largest counting as 0.  The same as ``GCE(prob, labels,
+    bins=bins, class_conditional=True, adaptive_bins=False, top_k_classes=r, norm=1,
+    thresholding=0.0)``.  Not the top-r error of Gupta et al. 2021, which uses only the r-th
+    ranked prediction.
+
+    ``r`` is keyword-only and has no default: the third positional argument is ``bins``,
+    as in every other metric, and an old call ``ToprCE(prob, labels, 2)`` (which meant
+    ``r=2`` when ``r`` came first) raises ``TypeError`` instead of silently meaning
+    ``bins=2``.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_width_bins}
+    r : int
+        Number of each row's largest entries kept, in ``[1, K]`` (keyword-only, required).
+    {keywords}
+
+    {returns}
 
     References
     ----------
@@ -842,7 +1055,7 @@ def ToprCE(prob, labels, r=1, bins=15, *, logits=False, sample_weight=None):
     Examples
     --------
     >>> from calibration_toolbox import ToprCE
-    >>> ToprCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], r=1, bins=2)
+    >>> ToprCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2, r=1)
     0.25
     """
     return GCE(
@@ -859,12 +1072,42 @@ def ToprCE(prob, labels, r=1, bins=15, *, logits=False, sample_weight=None):
     )
 
 
-def TACE(prob, labels, bins=15, threshold=0.01, *, logits=False, sample_weight=None):
-    """Thresholded Adaptive Calibration Error (Nixon et al. 2019).
+@_shared_docstring
+def TACE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: int = 15,
+    *,
+    thresholding: float = _DEFAULT_TACE_THRESHOLD,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    threshold: float | None = None,
+) -> float:
+    r"""Thresholded Adaptive Calibration Error (Nixon et al. 2019).
 
-    ``GCE(..., class_conditional=True, adaptive_bins=True, top_k_classes='all', norm=1,
-    thresholding=threshold)``: ACE over the entries above ``threshold`` (0.01 by default),
-    each class normalised by its own kept count.
+    :func:`ACE` over the entries above ``thresholding`` (0.01 by default), each class
+    normalised by its own kept count: with :math:`n_k` the kept entries of class k and
+    :math:`n_{kb}`, :math:`\bar p_{kb}`, :math:`\bar y_{kb}` those of its equal-mass bin b,
+
+    .. math:: \mathrm{TACE} = \frac1K \sum_k \sum_b \frac{n_{kb}}{n_k}\,
+              \lvert \bar y_{kb} - \bar p_{kb} \rvert.
+
+    The same as ``GCE(prob, labels, bins=bins, class_conditional=True,
+    adaptive_bins=True, top_k_classes='all', norm=1, thresholding=thresholding)``.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_mass_bins}
+    thresholding : float in [0, 1), default 0.01
+        Entries ``p <= thresholding`` are dropped (keyword-only, named as in :func:`GCE`).
+    {keywords}
+    threshold : float, optional
+        The former name of ``thresholding``, still accepted; giving both is an error.  (It
+        was the fourth positional argument: a positional threshold now raises
+        ``TypeError``.)
+
+    {returns}
 
     References
     ----------
@@ -876,7 +1119,13 @@ def TACE(prob, labels, bins=15, threshold=0.01, *, logits=False, sample_weight=N
     >>> from calibration_toolbox import TACE
     >>> TACE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
     0.25
+    >>> prob = [[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]]
+    >>> round(TACE(prob, [0, 1, 1, 0], bins=2, thresholding=0.15), 6)  # 0.1 is dropped
+    0.408333
     """
+    thresholding = _one_spelling(
+        thresholding, _DEFAULT_TACE_THRESHOLD, threshold, "thresholding", "threshold"
+    )
     return GCE(
         prob,
         labels,
@@ -885,14 +1134,38 @@ def TACE(prob, labels, bins=15, threshold=0.01, *, logits=False, sample_weight=N
         adaptive_bins=True,
         top_k_classes="all",
         norm=1,
-        thresholding=threshold,
+        thresholding=thresholding,
         logits=logits,
         sample_weight=sample_weight,
     )
 
 
-def expected_calibration_error(prob, labels, bins=15, *, logits=False, sample_weight=None):
-    """Top-label expected calibration error; the same as :func:`ECE`.
+@_shared_docstring
+def expected_calibration_error(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    r"""Top-label expected calibration error; the same as :func:`ECE`.
+
+    .. math:: \mathrm{ECE} = \sum_b \frac{n_b}{N}\,
+              \lvert \mathrm{acc}_b - \mathrm{conf}_b \rvert.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_width_bins}
+    {keywords}
+
+    {returns}
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of Modern Neural
+       Networks", ICML, 2017.
 
     Examples
     --------
