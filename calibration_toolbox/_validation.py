@@ -33,13 +33,13 @@ __all__ = [
     "check_bins",
     "check_choice",
     "check_flag",
+    "check_fraction",
     "check_labels",
     "check_logits",
     "check_norm",
     "check_predictions",
     "check_prob",
     "check_sample_weight",
-    "check_thresholding",
     "check_top_k",
 ]
 
@@ -388,16 +388,21 @@ def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def check_thresholding(thresholding: object) -> float:
-    """Return the threshold as a float in [0, 1)."""
-    if isinstance(thresholding, (bool, np.bool_)) or not isinstance(thresholding, numbers.Real):
-        raise TypeError(
-            f"`thresholding` must be a number in [0, 1); got {_describe(thresholding)}."
-        )
-    value = float(thresholding)
-    if not 0 <= value < 1:
-        raise ValueError(f"`thresholding` must be a number in [0, 1); got {thresholding!r}.")
-    return value
+def check_fraction(value: object, name: str) -> float:
+    """Return ``value`` as a float in [0, 1) (a threshold, a clip level).
+
+    Examples
+    --------
+    >>> from calibration_toolbox._validation import check_fraction
+    >>> check_fraction(0.01, "thresholding")
+    0.01
+    """
+    if not _is_real_number(value):
+        raise TypeError(f"`{name}` must be a number in [0, 1); got {_describe(value)}.")
+    number = float(value)
+    if not 0 <= number < 1:
+        raise ValueError(f"`{name}` must be a number in [0, 1); got {value!r}.")
+    return number
 
 
 # -- parameter checkers ----------------------------------------------------------------------

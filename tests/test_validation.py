@@ -9,12 +9,18 @@ import numpy as np
 import pytest
 
 from calibration_toolbox import (
+    ACE,
     ECE,
     GCE,
+    MCE,
+    RMSCE,
     SCE,
+    TACE,
     TemperatureScaling,
+    ToprCE,
     brier_score,
     calibration_table,
+    expected_calibration_error,
     negative_log_likelihood,
 )
 
@@ -70,9 +76,30 @@ def test_bad_logits(logits):
         TemperatureScaling().fit(logits, LABELS)
 
 
-def test_logits_flag_must_be_boolean():
-    with pytest.raises(TypeError, match=r"`logits` must be True or False; got 'yes'"):
-        ECE(PROB, LABELS, logits="yes")
+METRICS = [ECE, RMSCE, MCE, ACE, SCE, TACE, GCE, calibration_table, expected_calibration_error]
+SCORING_RULES = [brier_score, negative_log_likelihood]
+
+
+def call(metric, prob, labels, **options):
+    if metric is ToprCE:
+        options.setdefault("r", 2)
+    return metric(prob, labels, **options)
+
+
+@pytest.mark.parametrize("metric", [*METRICS, ToprCE, *SCORING_RULES], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("value", ["yes", "no", 1, 0, None, "False"])
+def test_logits_flag_must_be_boolean(metric, value):
+    # a truthy string must not send probabilities down the logits path (nor 0 mean False)
+    with pytest.raises(TypeError, match=r"`logits` must be True or False; got "):
+        call(metric, PROB, LABELS, logits=value)
+
+
+def test_nll_with_a_string_for_logits_is_an_error_not_a_number_from_logits():
+    with pytest.raises(TypeError, match=r"`logits` must be True or False; got 'no'"):
+        negative_log_likelihood(PROB, LABELS, logits="no")
+    assert negative_log_likelihood(PROB, LABELS, logits=np.False_) == negative_log_likelihood(
+        PROB, LABELS
+    )
 
 
 LABEL_ERRORS = [
@@ -152,9 +179,27 @@ def test_table_rejects_what_gce_rejects():
         calibration_table(PROB, LABELS, bins=0)
 
 
-def test_nll_eps_is_checked():
-    with pytest.raises(ValueError, match=r"`eps` must be a number in \[0, 1\); got -1"):
-        negative_log_likelihood(PROB, LABELS, eps=-1)
+@pytest.mark.parametrize(
+    ("eps", "error"),
+    [
+        (-1, ValueError),
+        (1.0, ValueError),
+        (np.nan, ValueError),
+        ("1e-15", TypeError),
+        (None, TypeError),
+        (True, TypeError),
+        ([1e-15], TypeError),
+    ],
+)
+@pytest.mark.parametrize("logits", [False, True])
+def test_nll_eps_is_checked(eps, error, logits):
+    with pytest.raises(error, match=r"`eps` must be a number in \[0, 1\); got "):
+        negative_log_likelihood(PROB, LABELS, eps=eps, logits=logits)
+
+
+def test_nll_eps_accepts_numpy_numbers():
+    value = negative_log_likelihood(PROB, LABELS, eps=np.float32(1e-7))
+    assert value == negative_log_likelihood(PROB, LABELS, eps=1e-7)
 
 
 def test_errors_do_not_modify_inputs():

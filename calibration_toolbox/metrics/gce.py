@@ -290,7 +290,7 @@ class _GCEOptions:
             adaptive_bins=adaptive_bins,
             top_k=iv.check_top_k(top_k_classes, n_classes),
             norm=iv.check_norm(norm),
-            thresholding=iv.check_thresholding(thresholding),
+            thresholding=iv.check_fraction(thresholding, "thresholding"),
         )
 
     @property

@@ -102,7 +102,8 @@ def negative_log_likelihood(
     sample_weight : array-like, shape (N,), optional
         Non-negative weights of a weighted mean over samples.
     eps : float, default 1e-15
-        Lower clip of the label's probability (ignored for logits).
+        Lower clip of the label's probability, in [0, 1) (checked, but not used, with
+        ``logits=True``).
 
     Returns
     -------
@@ -121,7 +122,8 @@ def negative_log_likelihood(
     >>> round(negative_log_likelihood([[2.0, 0.0], [0.5, 0.1]], [0, 1], logits=True), 6)
     0.519972
     """
-    if logits:
+    eps = iv.check_fraction(eps, "eps")
+    if iv.check_flag(logits, "logits"):
         scores = iv.check_logits(prob, "prob")
         labels = iv.check_labels(labels, *scores.shape)
         weights = iv.check_sample_weight(sample_weight, len(scores))
@@ -130,8 +132,6 @@ def negative_log_likelihood(
             losses[rows] = logsumexp(scores[rows].astype(np.float64), axis=1)
         losses -= scores[np.arange(len(scores)), labels]
         return _weighted_mean(losses, weights)
-    if not isinstance(eps, (int, float, np.floating)) or not 0 <= eps < 1:
-        raise ValueError(f"`eps` must be a number in [0, 1); got {eps!r}.")
     prob, labels, rows_summary = iv.check_predictions(prob, labels)
     weights = iv.check_sample_weight(sample_weight, len(prob))
     label_prob = np.maximum(rows_summary.label_scores.astype(np.float64), eps)
