@@ -303,6 +303,17 @@ def test_bin_alias_and_logits_option():
         GCE(prob, labels, bins=5, bin=7)
 
 
+@pytest.mark.parametrize("bins", [15, np.int64(15), 10, [0, 0.5, 1]])
+def test_giving_both_bins_and_bin_is_an_error_whatever_the_values(bins):
+    prob, labels = dirichlet_case(np.random.default_rng(4), 100, 3)
+    # GCE(p, y, bins=15, bin=10) used to give the value for 10 bins
+    with pytest.raises(TypeError, match=r"pass `bins` or its synonym `bin`, not both"):
+        GCE(prob, labels, bins=bins, bin=10)
+    with pytest.raises(TypeError, match=r"not both"):
+        GCE(prob, labels, bins, bin=10)  # positional bins too
+    assert GCE(prob, labels, bin=bins) == GCE(prob, labels, bins=bins)
+
+
 def test_binary_one_dimensional_input_is_the_positive_class():
     rng = np.random.default_rng(8)
     positive = rng.uniform(size=200)

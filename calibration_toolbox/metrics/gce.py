@@ -612,10 +612,18 @@ def _fill_first_bin(
     score_sums[:, 0] = np.where(occupied, group_totals - score_sums[:, 1:].sum(axis=1), 0.0)
 
 
+# The defaults of `GCE(bins=)` and `TACE(thresholding=)`, which have a synonym (`bin=`,
+# `threshold=`): instances of their own, equal to 15 and 0.01 and shown so in signatures,
+# so that an explicit `bins=15, bin=10` is an error rather than a comparison with 15.
+class _DefaultInt(int):
+    """A default that ``is`` tells apart from the same number passed explicitly."""
+
+
 class _DefaultFloat(float):
     """A default that ``is`` tells apart from the same number passed explicitly."""
 
 
+_DEFAULT_BINS = _DefaultInt(15)
 _DEFAULT_TACE_THRESHOLD = _DefaultFloat(0.01)
 
 
@@ -635,7 +643,7 @@ def _one_spelling(value, default, synonym, name: str, synonym_name: str):
 def GCE(
     prob: ArrayLike,
     labels: ArrayLike,
-    bins: Union[int, ArrayLike] = 15,
+    bins: Union[int, ArrayLike] = _DEFAULT_BINS,
     class_conditional: bool = True,
     adaptive_bins: bool = False,
     top_k_classes: Union[int, str] = 1,
@@ -714,10 +722,7 @@ def GCE(
     >>> GCE(prob, labels, bins=2, class_conditional=True, top_k_classes="all")
     0.25
     """
-    if bin is not None:
-        if not (isinstance(bins, (int, np.integer)) and bins == 15):
-            raise TypeError("pass the number of bins as `bins` or as `bin`, not both.")
-        bins = bin
+    bins = _one_spelling(bins, _DEFAULT_BINS, bin, "bins", "bin")
     checked, weights, options = _checked_call(
         prob,
         labels,
