@@ -19,13 +19,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import softmax
 
-# row_blocks is imported here for recalibration/linear.py, which still takes it from this
-# module; with the split of linear.py it imports it from calibration_toolbox._rows.
-from calibration_toolbox._rows import (
-    RowSummary,
-    row_blocks,  # noqa: F401
-    scan_rows,
-)
+from calibration_toolbox._rows import RowSummary, row_blocks, scan_rows
+from calibration_toolbox._warnings import warn
 
 __all__ = [
     "NotFittedError",
@@ -37,6 +32,7 @@ __all__ = [
     "check_labels",
     "check_logits",
     "check_norm",
+    "check_predicted_logits",
     "check_predictions",
     "check_prob",
     "check_sample_weight",
@@ -157,7 +153,7 @@ def _probability_rows(prob: ArrayLike, logits: bool, name: str) -> tuple[NDArray
     Logits go through the softmax; a binary column is expanded to ``[1 - p, p]``.
     """
     if check_flag(logits, "logits"):
-        array = softmax(check_logits(prob, name), axis=1)
+        array = softmax(check_predicted_logits(prob, name), axis=1)
         return array, ROW_SUM_TOLERANCE[array.dtype]
     array, source_dtype = _as_float_array(prob, name, "probabilities")
     if array.ndim == 1:
@@ -176,6 +172,42 @@ def check_logits(logits: ArrayLike, name: str = "logits") -> NDArray:
     """
     array, _ = _finite_logits(logits, name)
     return _binary_logit_columns(array)
+
+
+def check_predicted_logits(logits: ArrayLike, name: str = "prob") -> NDArray:
+    """:func:`check_logits`, warning when every row is a probability vector.
+
+    For the metrics' ``logits=True``: logits are never guessed, but probabilities passed
+    as logits give a wrong number (their softmax is nearly uniform), so a ``UserWarning``
+    is issued when every row lies in [0, 1] and sums to 1 within the dtype's tolerance (a
+    1-D array: when every value lies in [0, 1]).
+    """
+    array, source_dtype = _finite_logits(logits, name)
+    tolerance = ROW_SUM_TOLERANCE.get(source_dtype, ROW_SUM_TOLERANCE[array.dtype])
+    if _all_rows_are_probabilities(array, tolerance):
+        shape = "value lies in [0, 1]" if array.ndim == 1 else "row is a probability vector"
+        warn(
+            f"`{name}` was passed with logits=True, but every {shape}: if it holds "
+            "probabilities, drop logits=True (the softmax of probabilities is not the "
+            "model's prediction)."
+        )
+    return _binary_logit_columns(array)
+
+
+def _all_rows_are_probabilities(array: NDArray, tolerance: float) -> bool:
+    """Whether every value is in [0, 1] and (2-D) every row sums to 1 within ``tolerance``."""
+    # Real logits almost always have a value outside [0, 1] in the first rows: deciding on
+    # one row block first makes the check cost microseconds rather than a pass.
+    first = array[:1024] if array.ndim == 1 else array[next(row_blocks(*array.shape))]
+    for values in (first, array):
+        if not (values.min() >= 0 and values.max() <= 1):
+            return False
+    if array.ndim == 1:
+        return True
+    return all(
+        np.abs(np.einsum("ij->i", array[rows]) - 1).max() <= tolerance
+        for rows in row_blocks(*array.shape)
+    )
 
 
 def _finite_logits(logits: ArrayLike, name: str) -> tuple[NDArray, np.dtype]:

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import load_real
+from numpy.testing import assert_allclose
+from scipy.special import softmax
 
 from calibration_toolbox import (
     ACE,
@@ -238,3 +241,46 @@ def test_many_classes_reject_bad_values(bad):
         ECE(prob, labels)
     with pytest.raises(ValueError, match=r"`prob` must (not contain|hold probabilities).*row 7"):
         SCE(prob, labels)
+
+
+# --------------------------------------------------------------------------------------
+# Probabilities passed with logits=True: never guessed, but warned about.
+
+PROBABILITIES_AS_LOGITS = r"`prob` was passed with logits=True, but every row is a probabil"
+
+
+@pytest.mark.parametrize("metric", [*METRICS, ToprCE, *SCORING_RULES], ids=lambda f: f.__name__)
+def test_probabilities_passed_as_logits_warn(metric):
+    with pytest.warns(UserWarning, match=PROBABILITIES_AS_LOGITS) as caught:
+        call(metric, PROB, LABELS, logits=True)
+    assert caught[0].filename == __file__  # attributed to the caller, not the library
+
+
+def test_probabilities_passed_as_logits_warn_on_a_real_file():
+    prob, labels = load_real("wideresnet-16-4-cifar-10")
+    with pytest.warns(UserWarning, match=PROBABILITIES_AS_LOGITS):
+        wrong = ECE(prob, labels, logits=True)
+    # the softmax of probabilities is nearly uniform: a very different number
+    assert_allclose(ECE(prob, labels), 0.05371629542112348, rtol=1e-13)
+    assert wrong > 0.5
+
+
+def test_binary_probabilities_passed_as_logits_warn():
+    positive = np.array([0.2, 0.9, 0.6, 0.4])
+    with pytest.warns(UserWarning, match=r"logits=True, but every value lies in \[0, 1\]"):
+        ECE(positive, [0, 1, 1, 0], logits=True)
+
+
+@pytest.mark.parametrize("n_rows", [5, 40_000])
+def test_logits_are_not_warned_about(n_rows):
+    rng = np.random.default_rng(5)
+    logits = rng.normal(size=(n_rows, 3))
+    labels = rng.integers(0, 3, n_rows)
+    ECE(logits, labels, logits=True)  # filterwarnings=error: any warning fails
+    negative_log_likelihood(logits, labels, logits=True)
+    # rows in [0, 1] that do not sum to 1, or a first block of probabilities followed by
+    # rows that are not: logits, and no warning
+    ECE(np.full((n_rows, 3), 0.5), labels, logits=True)
+    mixed = softmax(logits, axis=1)
+    mixed[-1] = [2.0, -1.0, 0.0]
+    ECE(mixed, labels, logits=True)

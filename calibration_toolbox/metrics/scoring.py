@@ -124,7 +124,7 @@ def negative_log_likelihood(
     """
     eps = iv.check_fraction(eps, "eps")
     if iv.check_flag(logits, "logits"):
-        scores = iv.check_logits(prob, "prob")
+        scores = iv.check_predicted_logits(prob, "prob")
         labels = iv.check_labels(labels, *scores.shape)
         weights = iv.check_sample_weight(sample_weight, len(scores))
         losses = np.empty(len(scores))
