@@ -31,6 +31,7 @@ __all__ = [
     "check_fraction",
     "check_labels",
     "check_logits",
+    "check_logits_flag",
     "check_norm",
     "check_predicted_logits",
     "check_predictions",
@@ -104,7 +105,7 @@ def check_prob(prob: ArrayLike, *, logits: bool = False, name: str = "prob") -> 
         float32 or float64 probabilities; the input itself when it is already a valid
         float array of that shape (never modified).
     """
-    array, tolerance = _probability_rows(prob, logits, name)
+    array, tolerance = _probability_rows(prob, logits, False, name)
     _scanned_rows(array, name, tolerance)
     return array
 
@@ -114,14 +115,17 @@ def check_predictions(
     labels: ArrayLike,
     *,
     logits: bool = False,
+    renormalize: bool = False,
     top_label: bool = False,
 ) -> Predictions:
     """Validate ``prob`` (as :func:`check_prob`) and ``labels`` (as :func:`check_labels`).
 
-    The label's probability of each row, and the top label with ``top_label=True``, are
-    taken in the validation pass itself (:func:`calibration_toolbox._rows.scan_rows`).
+    With ``renormalize=True`` each row of probabilities in [0, 1] is divided by its sum
+    (into a new array) before the row sums are checked.  The label's probability of each
+    row, and the top label with ``top_label=True``, are taken in the validation pass itself
+    (:func:`calibration_toolbox._rows.scan_rows`).
     """
-    array, tolerance = _probability_rows(prob, logits, "prob")
+    array, tolerance = _probability_rows(prob, logits, renormalize, "prob")
     labels = check_labels(labels, *array.shape)
     rows = _scanned_rows(array, "prob", tolerance, labels=labels, top_label=top_label)
     return Predictions(array, labels, rows)
@@ -143,16 +147,19 @@ def _scanned_rows(
         _raise_range(array, name)
     raise ValueError(
         f"rows of `{name}` must sum to 1 (within {tolerance:g}); row {problem.row} sums to "
-        f"{problem.row_sum!r}. If `{name}` holds logits, pass logits=True."
+        f"{problem.row_sum!r}. If the rows were rounded when saved (e.g. to a CSV), divide "
+        "each row by its sum (the metrics do it with renormalize=True)."
     )
 
 
-def _probability_rows(prob: ArrayLike, logits: bool, name: str) -> tuple[NDArray, float]:
+def _probability_rows(
+    prob: ArrayLike, logits: bool, renormalize: bool, name: str
+) -> tuple[NDArray, float]:
     """Probabilities before the row checks, and the tolerance of their row sums.
 
     Logits go through the softmax; a binary column is expanded to ``[1 - p, p]``.
     """
-    if check_flag(logits, "logits"):
+    if check_logits_flag(logits, renormalize):
         array = softmax(check_predicted_logits(prob, name), axis=1)
         return array, ROW_SUM_TOLERANCE[array.dtype]
     array, source_dtype = _as_float_array(prob, name, "probabilities")
@@ -160,8 +167,45 @@ def _probability_rows(prob: ArrayLike, logits: bool, name: str) -> tuple[NDArray
         if not (array.min() >= 0 and array.max() <= 1):
             _raise_range(array, name)
         array = np.stack([1 - array, array], axis=1)
+    elif renormalize:  # a checked flag (check_logits_flag)
+        array = _renormalized(array, name)
     # float16 input is checked at float16's precision, integer (one-hot) input as float64.
     return array, ROW_SUM_TOLERANCE.get(source_dtype, ROW_SUM_TOLERANCE[array.dtype])
+
+
+def check_logits_flag(logits: object, renormalize: object = False) -> bool:
+    """Check the ``logits`` and ``renormalize`` flags of a metric; return ``logits``.
+
+    ``renormalize=True`` divides probabilities by their row sums: with logits it is an error.
+    """
+    renormalize = check_flag(renormalize, "renormalize")
+    if check_flag(logits, "logits") and renormalize:
+        raise ValueError(
+            "`renormalize=True` divides probabilities by their row sums; it does not apply "
+            "with logits=True."
+        )
+    return bool(logits)
+
+
+def _renormalized(array: NDArray, name: str) -> NDArray:
+    """A new array: the rows of ``array`` (values in [0, 1]) divided by their sums.
+
+    Sums are taken in float64 and the quotient is stored in the input's dtype, in row
+    blocks, so a float32 array gets no float64 copy.
+    """
+    if not (array.min() >= 0 and array.max() <= 1):
+        _raise_range(array, name)
+    out = np.empty_like(array)
+    for rows in row_blocks(*array.shape):
+        sums = array[rows].sum(axis=1, dtype=np.float64)
+        if not sums.min() > 0:
+            row = rows.start + int(np.flatnonzero(sums <= 0)[0])
+            raise ValueError(
+                f"row {row} of `{name}` sums to 0; renormalize=True needs rows with a "
+                "positive sum."
+            )
+        np.divide(array[rows], sums[:, None], out=out[rows], casting="same_kind")
+    return out
 
 
 def check_logits(logits: ArrayLike, name: str = "logits") -> NDArray:

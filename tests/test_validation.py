@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import load_real
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import softmax
 
 from calibration_toolbox import (
@@ -284,3 +284,68 @@ def test_logits_are_not_warned_about(n_rows):
     mixed = softmax(logits, axis=1)
     mixed[-1] = [2.0, -1.0, 0.0]
     ECE(mixed, labels, logits=True)
+
+
+# --------------------------------------------------------------------------------------
+# Rounded probabilities: the row-sum error never suggests logits=True; renormalize=True.
+
+
+def rounded_predictions():
+    rng = np.random.default_rng(21)
+    prob = rng.dirichlet(np.full(4, 0.5), size=400)
+    return np.round(prob, 3), rng.integers(0, 4, 400)  # as read back from a CSV
+
+
+def test_row_sum_error_points_to_renormalize_not_to_logits():
+    rounded, labels = rounded_predictions()
+    with pytest.raises(ValueError, match=r"must sum to 1.*renormalize=True") as error:
+        ECE(rounded, labels)
+    assert "logits" not in str(error.value)
+    with pytest.raises(ValueError, match=r"row 2 sums to 1.1") as error:
+        negative_log_likelihood(with_value(2, 2, 0.5), LABELS)
+    assert "logits" not in str(error.value)
+
+
+@pytest.mark.parametrize("metric", [*METRICS, ToprCE, *SCORING_RULES], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_renormalize_divides_each_row_by_its_sum(metric, dtype):
+    rounded, labels = rounded_predictions()
+    rounded = rounded.astype(dtype)
+    copy = rounded.copy()
+    normalised = (rounded / rounded.sum(axis=1, keepdims=True, dtype=np.float64)).astype(dtype)
+    value = call(metric, rounded, labels, renormalize=True)
+    expected = call(metric, normalised, labels)
+    if isinstance(value, float):
+        assert value == expected
+    else:
+        assert_array_equal(value.counts, expected.counts)
+    assert_array_equal(rounded, copy)  # the input is not modified
+    with pytest.raises(TypeError, match=r"`renormalize` must be True or False; got 'yes'"):
+        call(metric, rounded, labels, renormalize="yes")
+
+
+def test_renormalized_rounded_csv_is_close_to_the_exact_value():
+    rng = np.random.default_rng(21)
+    prob = rng.dirichlet(np.full(4, 0.5), size=400)
+    rounded, labels = rounded_predictions()
+    assert_allclose(ECE(rounded, labels, renormalize=True), ECE(prob, labels), atol=2e-3)
+    # valid probabilities are left as they are (up to the division by a sum of ~1)
+    assert_allclose(SCE(prob, labels, renormalize=True), SCE(prob, labels), rtol=1e-12)
+
+
+RENORMALIZE_ERRORS = [
+    (with_value(1, 1, 1.5), r"`prob` must hold probabilities in \[0, 1\]; row 1"),
+    (with_value(1, 1, np.nan), r"`prob` must not contain NaN; row 1"),
+    (np.vstack([PROB[:2], np.zeros(3), PROB[3:]]), r"row 2 of `prob` sums to 0"),
+]
+
+
+@pytest.mark.parametrize(("prob", "message"), RENORMALIZE_ERRORS)
+def test_renormalize_still_checks_values(prob, message):
+    with pytest.raises(ValueError, match=message):
+        ECE(prob, LABELS, renormalize=True)
+
+
+def test_renormalize_does_not_apply_to_logits():
+    with pytest.raises(ValueError, match=r"`renormalize=True` .* not apply with logits=True"):
+        ECE(np.log(PROB), LABELS, logits=True, renormalize=True)

@@ -67,6 +67,10 @@ _DOC_FRAGMENTS = {
         ``prob`` holds logits; the softmax is applied first.  Never guessed.
     sample_weight : array-like, shape (N,), optional
         Non-negative weights; every count becomes a weighted count.
+    renormalize : bool, default False
+        Divide each row of ``prob`` by its sum first (into a new array), to accept
+        probabilities rounded when saved, e.g. to a CSV.  Values must still lie in [0, 1]
+        and every row must have a positive sum.  Not with ``logits=True``.
 """,
     "{returns}": """\
     Returns
@@ -202,6 +206,7 @@ def calibration_table(
     *,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
 ) -> CalibrationTable:
     """Per-(group, bin) table of weighted counts, score sums and target sums.
 
@@ -240,6 +245,7 @@ def calibration_table(
             labels,
             logits=logits,
             sample_weight=sample_weight,
+            renormalize=renormalize,
             bins=bins,
             class_conditional=class_conditional,
             adaptive_bins=adaptive_bins,
@@ -309,12 +315,15 @@ def _checked_call(
     *,
     logits: object,
     sample_weight: ArrayLike | None,
+    renormalize: object,
     **options: object,
 ) -> tuple[iv.Predictions, NDArray | None, _GCEOptions]:
     """The validated arrays, weights and options of a GCE call."""
     top_k_classes = options["top_k_classes"]
     top_label = isinstance(top_k_classes, numbers.Integral) and top_k_classes == 1
-    checked = iv.check_predictions(prob, labels, logits=logits, top_label=top_label)
+    checked = iv.check_predictions(
+        prob, labels, logits=logits, renormalize=renormalize, top_label=top_label
+    )
     weights = iv.check_sample_weight(sample_weight, len(checked.prob))
     return checked, weights, _GCEOptions.checked(checked.prob.shape[1], **options)
 
@@ -652,6 +661,7 @@ def GCE(
     *,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
     bin: Union[int, ArrayLike, None] = None,
 ) -> float:
     r"""General Calibration Error (Nixon et al. 2019), the engine behind every binned metric.
@@ -728,6 +738,7 @@ def GCE(
         labels,
         logits=logits,
         sample_weight=sample_weight,
+        renormalize=renormalize,
         bins=bins,
         class_conditional=class_conditional,
         adaptive_bins=adaptive_bins,
@@ -746,6 +757,7 @@ def ECE(
     *,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
 ) -> float:
     r"""Expected Calibration Error of the top label, equal-width bins (Naeini 2015; Guo 2017).
 
@@ -792,6 +804,7 @@ def ECE(
         thresholding=0.0,
         logits=logits,
         sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
@@ -803,6 +816,7 @@ def RMSCE(
     *,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
 ) -> float:
     r"""Root-mean-square calibration error of the top label (Hendrycks et al. 2019).
 
@@ -844,6 +858,7 @@ def RMSCE(
         thresholding=0.0,
         logits=logits,
         sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
@@ -855,6 +870,7 @@ def MCE(
     *,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
 ) -> float:
     r"""Maximum Calibration Error of the top label (Naeini et al. 2015).
 
@@ -897,6 +913,7 @@ def MCE(
         thresholding=0.0,
         logits=logits,
         sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
@@ -908,6 +925,7 @@ def ACE(
     *,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
 ) -> float:
     r"""Adaptive Calibration Error (Nixon et al. 2019): class-wise, equal-mass bins.
 
@@ -952,6 +970,7 @@ def ACE(
         thresholding=0.0,
         logits=logits,
         sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
@@ -963,6 +982,7 @@ def SCE(
     *,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
 ) -> float:
     r"""Static Calibration Error (Nixon et al. 2019), the class-wise ECE of Kull et al. 2019.
 
@@ -1009,6 +1029,7 @@ def SCE(
         thresholding=0.0,
         logits=logits,
         sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
@@ -1021,6 +1042,7 @@ def ToprCE(
     r: int,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
 ) -> float:
     r"""Top-r calibration error (Nixon et al. 2019): class-wise ECE of each row's r largest.
 
@@ -1074,6 +1096,7 @@ def ToprCE(
         thresholding=0.0,
         logits=logits,
         sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
@@ -1086,6 +1109,7 @@ def TACE(
     thresholding: float = _DEFAULT_TACE_THRESHOLD,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
     threshold: float | None = None,
 ) -> float:
     r"""Thresholded Adaptive Calibration Error (Nixon et al. 2019).
@@ -1142,6 +1166,7 @@ def TACE(
         thresholding=thresholding,
         logits=logits,
         sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
@@ -1153,6 +1178,7 @@ def expected_calibration_error(
     *,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
 ) -> float:
     r"""Top-label expected calibration error; the same as :func:`ECE`.
 
@@ -1178,4 +1204,6 @@ def expected_calibration_error(
     >>> expected_calibration_error([[0.9, 0.1], [0.6, 0.4]], [0, 1], bins=2)
     0.25
     """
-    return ECE(prob, labels, bins, logits=logits, sample_weight=sample_weight)
+    return ECE(
+        prob, labels, bins, logits=logits, sample_weight=sample_weight, renormalize=renormalize
+    )

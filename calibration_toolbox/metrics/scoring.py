@@ -26,6 +26,7 @@ def brier_score(
     *,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
 ) -> float:
     r"""Multiclass Brier score (Brier 1950): mean squared distance to the one-hot label.
 
@@ -45,6 +46,9 @@ def brier_score(
         ``prob`` holds logits.
     sample_weight : array-like, shape (N,), optional
         Non-negative weights of a weighted mean over samples.
+    renormalize : bool, default False
+        Divide each row of ``prob`` by its sum first (into a new array), to accept
+        probabilities rounded when saved, e.g. to a CSV.  Not with ``logits=True``.
 
     Returns
     -------
@@ -63,7 +67,9 @@ def brier_score(
     >>> brier_score([0.1, 0.4], [0, 1])  # 1-D: P(y = 1), twice sklearn's 0.185
     0.37
     """
-    prob, labels, rows_summary = iv.check_predictions(prob, labels, logits=logits)
+    prob, labels, rows_summary = iv.check_predictions(
+        prob, labels, logits=logits, renormalize=renormalize
+    )
     weights = iv.check_sample_weight(sample_weight, len(prob))
     # sum_k (p_k - y_k)^2 = sum_k p_k^2 - 2 p_label + 1, in float64 row blocks.
     squares = np.empty(len(prob))
@@ -80,6 +86,7 @@ def negative_log_likelihood(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     eps: float = 1e-15,
+    renormalize: bool = False,
 ) -> float:
     r"""Negative log-likelihood (log loss, cross-entropy) of the labels, in nats.
 
@@ -104,6 +111,9 @@ def negative_log_likelihood(
     eps : float, default 1e-15
         Lower clip of the label's probability, in [0, 1) (checked, but not used, with
         ``logits=True``).
+    renormalize : bool, default False
+        Divide each row of ``prob`` by its sum first (into a new array), to accept
+        probabilities rounded when saved, e.g. to a CSV.  Not with ``logits=True``.
 
     Returns
     -------
@@ -123,7 +133,7 @@ def negative_log_likelihood(
     0.519972
     """
     eps = iv.check_fraction(eps, "eps")
-    if iv.check_flag(logits, "logits"):
+    if iv.check_logits_flag(logits, renormalize):
         scores = iv.check_predicted_logits(prob, "prob")
         labels = iv.check_labels(labels, *scores.shape)
         weights = iv.check_sample_weight(sample_weight, len(scores))
@@ -132,7 +142,7 @@ def negative_log_likelihood(
             losses[rows] = logsumexp(scores[rows].astype(np.float64), axis=1)
         losses -= scores[np.arange(len(scores)), labels]
         return _weighted_mean(losses, weights)
-    prob, labels, rows_summary = iv.check_predictions(prob, labels)
+    prob, labels, rows_summary = iv.check_predictions(prob, labels, renormalize=renormalize)
     weights = iv.check_sample_weight(sample_weight, len(prob))
     label_prob = np.maximum(rows_summary.label_scores.astype(np.float64), eps)
     with np.errstate(divide="ignore"):
