@@ -171,6 +171,21 @@ def test_bad_options(options, error, message):
         GCE(PROB, LABELS, **options)
 
 
+@pytest.mark.parametrize(
+    ("r", "error", "message"),
+    [
+        (0, ValueError, r"`r` must be an integer >= 1; got 0"),
+        (1.5, TypeError, r"`r` must be an integer >= 1; got 1.5"),
+        ("all", TypeError, r"`r` must be an integer >= 1; got 'all'"),
+        (True, TypeError, r"`r` must be an integer >= 1; got True"),
+        (4, ValueError, r"`top_k_classes` must be an integer in \[1, 3\]"),
+    ],
+)
+def test_toprce_r_is_checked(r, error, message):
+    with pytest.raises(error, match=message):
+        ToprCE(PROB, LABELS, r=r)
+
+
 def test_norm_spellings_are_equivalent():
     for spellings in ([1, "l1", 1.0], [2, "l2", "L2"], ["inf", np.inf, "max", "linf"]):
         values = {GCE(PROB, LABELS, norm=s, top_k_classes="all") for s in spellings}

@@ -1091,7 +1091,7 @@ def ToprCE(
         bins=bins,
         class_conditional=True,
         adaptive_bins=False,
-        top_k_classes=r,
+        top_k_classes=iv.integer_at_least(1)(r, "r"),  # named `r` in errors
         norm=1,
         thresholding=0.0,
         logits=logits,
