@@ -1,13 +1,13 @@
 """Input checks shared by every public function.
 
 Every check raises ``ValueError`` (bad value or shape) or ``TypeError`` (wrong kind of
-object) with a message of the form ``"`name` must be ...; got ..."``.  Public functions
-call these once at their boundary; private helpers receive validated arrays.
+object) with a message of the form ``"`name` must be ...; got ..."``, and returns plain
+values.  Public functions call these once at their boundary; private helpers receive
+validated arrays.
 
-Probability arrays are checked in row blocks that stay in cache, so that the range,
-finiteness and row-sum checks cost about one pass over memory.  The same blocked pass can
-return the top label (confidence and first-index argmax) at little extra cost, which is
-what the top-label metrics need.
+Probabilities are checked by the blocked pass of :func:`calibration_toolbox._rows.scan_rows`,
+which also takes the label's probability and the top label while each block is in cache:
+:func:`check_predictions` returns what it learnt beside the arrays.
 """
 
 from __future__ import annotations
@@ -19,22 +19,25 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import softmax
 
+from calibration_toolbox._rows import RowSummary, row_blocks, scan_rows
+from calibration_toolbox._warnings import warn
+
 __all__ = [
-    "COLUMN_LOOP_MAX_K",
     "NotFittedError",
+    "Predictions",
     "check_bins",
     "check_choice",
     "check_flag",
+    "check_fraction",
     "check_labels",
     "check_logits",
+    "check_logits_flag",
     "check_norm",
+    "check_predicted_logits",
     "check_predictions",
     "check_prob",
     "check_sample_weight",
-    "check_thresholding",
     "check_top_k",
-    "row_blocks",
-    "row_max",
 ]
 
 # Largest |row sum - 1| accepted for probabilities stored at each precision.  A float32
@@ -48,13 +51,6 @@ ROW_SUM_TOLERANCE = {
 # The dtypes computations run in: float32 and float64 are kept, anything else is widened.
 _WORKING_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
-# Target size of one row block in elements: 2**17 float32 values (512 KiB) stay in L2.
-_BLOCK_ELEMENTS = 1 << 17
-# Up to this many classes the row maximum is taken over a transposed block in cache.
-COLUMN_LOOP_MAX_K = 32
-# Unsigned integers as wide as each float type.
-_BIT_TYPES = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
-
 
 class NotFittedError(ValueError, AttributeError):
     """Raised when a recalibrator is used before ``fit``."""
@@ -63,13 +59,6 @@ class NotFittedError(ValueError, AttributeError):
 def _describe(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def row_blocks(n_rows: int, n_cols: int, block_elements: int | None = None):
-    """Yield ``slice`` objects covering ``range(n_rows)`` in blocks of about a cache size."""
-    step = max(1, (block_elements or _BLOCK_ELEMENTS) // max(1, n_cols))
-    for start in range(0, n_rows, step):
-        yield slice(start, min(start + step, n_rows))
 
 
 def _as_real_array(value: ArrayLike, name: str) -> NDArray:
@@ -85,38 +74,18 @@ def _as_real_array(value: ArrayLike, name: str) -> NDArray:
     return array
 
 
-class RowSummary(NamedTuple):
-    """What the validation pass over the rows learnt, for the metrics to reuse.
+class Predictions(NamedTuple):
+    """Validated predictions: what :func:`check_predictions` returns."""
 
-    ``label_scores`` is ``prob[i, labels[i]]`` when labels were given.  With ``top_label``,
-    ``confidence`` is the row maximum, and either ``prediction`` is the first-index argmax
-    (large K) or ``tied_rows`` lists the rows whose maximum is attained more than once: the
-    only rows where the label's entry being the maximum does not make it the argmax.
-    """
-
-    label_scores: NDArray | None = None
-    confidence: NDArray | None = None
-    prediction: NDArray | None = None
-    tied_rows: NDArray | None = None
-
-    def correct(self, prob: NDArray, labels: NDArray) -> NDArray:
-        """Whether the first-index argmax of each row is its label."""
-        if self.prediction is not None:
-            return self.prediction == labels
-        correct = self.label_scores == self.confidence
-        if len(self.tied_rows):
-            tied = self.tied_rows
-            correct[tied] = np.argmax(prob[tied], axis=1) == labels[tied]
-        return correct
+    prob: NDArray
+    """float32 or float64 ``(N, K)`` probabilities (the input itself when it already was)."""
+    labels: NDArray
+    """``intp`` labels in ``[0, K)``."""
+    rows: RowSummary
+    """The label's probability of each row, and the top label when it was asked for."""
 
 
-def check_prob(
-    prob: ArrayLike,
-    *,
-    logits: bool = False,
-    name: str = "prob",
-    top_label: bool = False,
-) -> tuple[NDArray, RowSummary | None]:
+def check_prob(prob: ArrayLike, *, logits: bool = False, name: str = "prob") -> NDArray:
     """Validate probabilities (or logits) and return an ``(N, K)`` float array.
 
     Parameters
@@ -129,20 +98,16 @@ def check_prob(
         Whether ``prob`` holds logits; the softmax is applied after the checks.
     name : str
         Argument name used in error messages.
-    top_label : bool
-        Also return the row maximum and what is needed of the argmax (:class:`RowSummary`),
-        computed in the same pass.
 
     Returns
     -------
-    prob : ndarray
+    ndarray
         float32 or float64 probabilities; the input itself when it is already a valid
         float array of that shape (never modified).
-    summary : RowSummary or None
     """
-    array, tolerance = _probability_rows(prob, logits, name)
-    summary = _check_distribution_rows(array, name, top_label, None, tolerance)
-    return array, (summary if top_label else None)
+    array, tolerance = _probability_rows(prob, logits, False, name)
+    _scanned_rows(array, name, tolerance)
+    return array
 
 
 def check_predictions(
@@ -150,33 +115,97 @@ def check_predictions(
     labels: ArrayLike,
     *,
     logits: bool = False,
+    renormalize: bool = False,
     top_label: bool = False,
-) -> tuple[NDArray, NDArray, RowSummary]:
+) -> Predictions:
     """Validate ``prob`` (as :func:`check_prob`) and ``labels`` (as :func:`check_labels`).
 
-    The label's probability of each row (and the top label with ``top_label``) is taken in
-    the validation pass itself, while each row block is in cache.
+    With ``renormalize=True`` each row of probabilities in [0, 1] is divided by its sum
+    (into a new array) before the row sums are checked.  The label's probability of each
+    row, and the top label with ``top_label=True``, are taken in the validation pass itself
+    (:func:`calibration_toolbox._rows.scan_rows`).
     """
-    array, tolerance = _probability_rows(prob, logits, "prob")
+    array, tolerance = _probability_rows(prob, logits, renormalize, "prob")
     labels = check_labels(labels, *array.shape)
-    return array, labels, _check_distribution_rows(array, "prob", top_label, labels, tolerance)
+    rows = _scanned_rows(array, "prob", tolerance, labels=labels, top_label=top_label)
+    return Predictions(array, labels, rows)
 
 
-def _probability_rows(prob: ArrayLike, logits: bool, name: str) -> tuple[NDArray, float]:
+def _scanned_rows(
+    array: NDArray,
+    name: str,
+    tolerance: float,
+    *,
+    labels: NDArray | None = None,
+    top_label: bool = False,
+) -> RowSummary:
+    """The row summary of valid probabilities; the error for the first invalid row."""
+    summary, problem = scan_rows(array, tolerance, labels=labels, top_label=top_label)
+    if problem is None:
+        return summary
+    if problem.out_of_range:
+        _raise_range(array, name)
+    raise ValueError(
+        f"rows of `{name}` must sum to 1 (within {tolerance:g}); row {problem.row} sums to "
+        f"{problem.row_sum!r}. If the rows were rounded when saved (e.g. to a CSV), divide "
+        "each row by its sum (the metrics do it with renormalize=True)."
+    )
+
+
+def _probability_rows(
+    prob: ArrayLike, logits: bool, renormalize: bool, name: str
+) -> tuple[NDArray, float]:
     """Probabilities before the row checks, and the tolerance of their row sums.
 
     Logits go through the softmax; a binary column is expanded to ``[1 - p, p]``.
     """
-    if check_flag(logits, "logits"):
-        array = softmax(check_logits(prob, name), axis=1)
+    if check_logits_flag(logits, renormalize):
+        array = softmax(check_predicted_logits(prob, name), axis=1)
         return array, ROW_SUM_TOLERANCE[array.dtype]
     array, source_dtype = _as_float_array(prob, name, "probabilities")
     if array.ndim == 1:
         if not (array.min() >= 0 and array.max() <= 1):
             _raise_range(array, name)
         array = np.stack([1 - array, array], axis=1)
+    elif renormalize:  # a checked flag (check_logits_flag)
+        array = _renormalized(array, name)
     # float16 input is checked at float16's precision, integer (one-hot) input as float64.
     return array, ROW_SUM_TOLERANCE.get(source_dtype, ROW_SUM_TOLERANCE[array.dtype])
+
+
+def check_logits_flag(logits: object, renormalize: object = False) -> bool:
+    """Check the ``logits`` and ``renormalize`` flags of a metric; return ``logits``.
+
+    ``renormalize=True`` divides probabilities by their row sums: with logits it is an error.
+    """
+    renormalize = check_flag(renormalize, "renormalize")
+    if check_flag(logits, "logits") and renormalize:
+        raise ValueError(
+            "`renormalize=True` divides probabilities by their row sums; it does not apply "
+            "with logits=True."
+        )
+    return bool(logits)
+
+
+def _renormalized(array: NDArray, name: str) -> NDArray:
+    """A new array: the rows of ``array`` (values in [0, 1]) divided by their sums.
+
+    Sums are taken in float64 and the quotient is stored in the input's dtype, in row
+    blocks, so a float32 array gets no float64 copy.
+    """
+    if not (array.min() >= 0 and array.max() <= 1):
+        _raise_range(array, name)
+    out = np.empty_like(array)
+    for rows in row_blocks(*array.shape):
+        sums = array[rows].sum(axis=1, dtype=np.float64)
+        if not sums.min() > 0:
+            row = rows.start + int(np.flatnonzero(sums <= 0)[0])
+            raise ValueError(
+                f"row {row} of `{name}` sums to 0; renormalize=True needs rows with a "
+                "positive sum."
+            )
+        np.divide(array[rows], sums[:, None], out=out[rows], casting="same_kind")
+    return out
 
 
 def check_logits(logits: ArrayLike, name: str = "logits") -> NDArray:
@@ -185,10 +214,57 @@ def check_logits(logits: ArrayLike, name: str = "logits") -> NDArray:
     A 1-D array (or one column) holds the logit of the positive class of a binary task and
     becomes the two columns ``[0, z]``, whose softmax is ``[1 - sigmoid(z), sigmoid(z)]``.
     """
-    array, _ = _as_float_array(logits, name, "logits")
+    array, _ = _finite_logits(logits, name)
+    return _binary_logit_columns(array)
+
+
+def check_predicted_logits(logits: ArrayLike, name: str = "prob") -> NDArray:
+    """:func:`check_logits`, warning when every row is a probability vector.
+
+    For the metrics' ``logits=True``: logits are never guessed, but probabilities passed
+    as logits give a wrong number (their softmax is nearly uniform), so a ``UserWarning``
+    is issued when every row lies in [0, 1] and sums to 1 within the dtype's tolerance (a
+    1-D array: when every value lies in [0, 1]).
+    """
+    array, source_dtype = _finite_logits(logits, name)
+    tolerance = ROW_SUM_TOLERANCE.get(source_dtype, ROW_SUM_TOLERANCE[array.dtype])
+    if _all_rows_are_probabilities(array, tolerance):
+        shape = "value lies in [0, 1]" if array.ndim == 1 else "row is a probability vector"
+        warn(
+            f"`{name}` was passed with logits=True, but every {shape}: if it holds "
+            "probabilities, drop logits=True (the softmax of probabilities is not the "
+            "model's prediction)."
+        )
+    return _binary_logit_columns(array)
+
+
+def _all_rows_are_probabilities(array: NDArray, tolerance: float) -> bool:
+    """Whether every value is in [0, 1] and (2-D) every row sums to 1 within ``tolerance``."""
+    # Real logits almost always have a value outside [0, 1] in the first rows: deciding on
+    # one row block first makes the check cost microseconds rather than a pass.
+    first = array[:1024] if array.ndim == 1 else array[next(row_blocks(*array.shape))]
+    for values in (first, array):
+        if not (values.min() >= 0 and values.max() <= 1):
+            return False
+    if array.ndim == 1:
+        return True
+    return all(
+        np.abs(np.einsum("ij->i", array[rows]) - 1).max() <= tolerance
+        for rows in row_blocks(*array.shape)
+    )
+
+
+def _finite_logits(logits: ArrayLike, name: str) -> tuple[NDArray, np.dtype]:
+    """Finite logits, ``(N, K)`` or ``(N,)``, and the dtype they were given in."""
+    array, source_dtype = _as_float_array(logits, name, "logits")
     if not np.isfinite(array).all():
         row = int(np.flatnonzero(~np.isfinite(array.reshape(len(array), -1)).all(axis=1))[0])
         raise ValueError(f"`{name}` must be finite; row {row} holds NaN or inf.")
+    return array, source_dtype
+
+
+def _binary_logit_columns(array: NDArray) -> NDArray:
+    """``[0, z]`` for a 1-D array of positive-class logits ``z``; 2-D arrays as they are."""
     if array.ndim == 1:
         array = np.stack([np.zeros_like(array), array], axis=1)
     return array
@@ -238,88 +314,6 @@ def _raise_range(array: NDArray, name: str) -> None:
         f"{float(flat[row].min())!r} to {float(flat[row].max())!r}. If `{name}` holds logits, "
         "pass logits=True."
     )
-
-
-def row_max(block: NDArray, out: NDArray) -> NDArray:
-    """Row maximum of a row block into ``out`` (any float dtype).
-
-    For small K a running maximum over the columns is several times faster than the
-    strided ``max(axis=1)``; the block should fit in cache (see :func:`row_blocks`).
-    """
-    if block.shape[1] > COLUMN_LOOP_MAX_K:
-        return np.maximum.reduce(block, axis=1, out=out)
-    np.copyto(out, block[:, 0])
-    for column in range(1, block.shape[1]):
-        np.maximum(out, block[:, column], out=out)
-    return out
-
-
-def _check_distribution_rows(
-    array: NDArray, name: str, top_label: bool, labels: NDArray | None, tolerance: float
-) -> RowSummary:
-    n_rows, n_classes = array.shape
-    # For small K each block is transposed into a (K, rows) buffer in cache, where the row
-    # maximum, the row sums and the count of entries equal to the maximum (ties) are fast
-    # contiguous reductions; for large K the argmax runs at memory speed on the block.
-    column_loop = n_classes <= COLUMN_LOOP_MAX_K
-    block_rows = max(1, _BLOCK_ELEMENTS // n_classes)
-    within_block = np.arange(min(n_rows, block_rows))
-    label_scores = None if labels is None else np.empty(n_rows, dtype=array.dtype)
-    confidence = np.empty(n_rows, dtype=array.dtype) if top_label else None
-    prediction = np.empty(n_rows, dtype=np.intp) if top_label and not column_loop else None
-    transposed = None
-    if top_label and column_loop:
-        transposed = np.empty((n_classes, len(within_block)), dtype=array.dtype)
-    # The bit patterns of floats in [+0, 1] order like the values and lie at or below the
-    # pattern of 1.0; NaN, values above 1 and negative values (sign bit) all lie above it.
-    # One integer maximum thus checks the range, and an integer argmax is the float one.
-    bit_type, one_bits = _BIT_TYPES[array.dtype], array.dtype.type(1).view(_BIT_TYPES[array.dtype])
-    tied_blocks = []
-    for rows in row_blocks(n_rows, n_classes):
-        block = array[rows]
-        index = within_block[: len(block)]
-        if labels is not None:
-            label_scores[rows] = block[index, labels[rows]]
-        if not top_label:
-            in_range = block.view(bit_type).max() <= one_bits
-            row_sums = np.einsum("ij->i", block)
-        elif column_loop:
-            columns = transposed[:, : len(block)]
-            columns[...] = block.T
-            np.maximum.reduce(columns, axis=0, out=confidence[rows])
-            in_range = confidence[rows].view(bit_type).max() <= one_bits and block.min() >= 0
-            row_sums = np.add.reduce(columns, axis=0)
-        else:
-            block_prediction = np.argmax(block.view(bit_type), axis=1)
-            confidence[rows] = block[index, block_prediction]
-            in_range = confidence[rows].view(bit_type).max() <= one_bits
-            prediction[rows] = block_prediction
-            row_sums = np.einsum("ij->i", block)
-        if not in_range:
-            # NaN propagates through min/max, so this catches NaN, inf and out-of-range
-            # values; what passes it is -0.0, a valid 0 whose sign bit the integers saw.
-            if not (block.min() >= 0 and block.max() <= 1):
-                _raise_range(array, name)
-            if prediction is not None:
-                prediction[rows] = np.argmax(block, axis=1)
-                confidence[rows] = block[index, prediction[rows]]
-        off = np.abs(row_sums - 1) > tolerance
-        if off.any():
-            row = rows.start + int(np.flatnonzero(off)[0])
-            raise ValueError(
-                f"rows of `{name}` must sum to 1 (within {tolerance:g}); row "
-                f"{row} sums to {float(row_sums[row - rows.start])!r}. If `{name}` holds "
-                "logits, pass logits=True."
-            )
-        if transposed is not None:
-            equal_to_max = columns == confidence[rows]
-            if np.count_nonzero(equal_to_max) > len(block):
-                tied = np.flatnonzero(np.count_nonzero(equal_to_max, axis=0) > 1)
-                tied_blocks.append(rows.start + tied)
-    tied_rows = None
-    if transposed is not None:
-        tied_rows = np.concatenate(tied_blocks) if tied_blocks else np.empty(0, dtype=np.intp)
-    return RowSummary(label_scores, confidence, prediction, tied_rows)
 
 
 def check_labels(
@@ -470,16 +464,21 @@ def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def check_thresholding(thresholding: object) -> float:
-    """Return the threshold as a float in [0, 1)."""
-    if isinstance(thresholding, (bool, np.bool_)) or not isinstance(thresholding, numbers.Real):
-        raise TypeError(
-            f"`thresholding` must be a number in [0, 1); got {_describe(thresholding)}."
-        )
-    value = float(thresholding)
-    if not 0 <= value < 1:
-        raise ValueError(f"`thresholding` must be a number in [0, 1); got {thresholding!r}.")
-    return value
+def check_fraction(value: object, name: str) -> float:
+    """Return ``value`` as a float in [0, 1) (a threshold, a clip level).
+
+    Examples
+    --------
+    >>> from calibration_toolbox._validation import check_fraction
+    >>> check_fraction(0.01, "thresholding")
+    0.01
+    """
+    if not _is_real_number(value):
+        raise TypeError(f"`{name}` must be a number in [0, 1); got {_describe(value)}.")
+    number = float(value)
+    if not 0 <= number < 1:
+        raise ValueError(f"`{name}` must be a number in [0, 1); got {value!r}.")
+    return number
 
 
 # -- parameter checkers ----------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
+import re
 
 import numpy as np
 import oracle
@@ -245,6 +247,46 @@ def test_toprce_is_pinned_to_its_gce_call():
         assert ToprCE(prob, labels, r=r) == expected
 
 
+def test_toprce_takes_r_by_keyword_only():
+    prob, labels = grid_case(np.random.default_rng(1), 200, 4)
+    # The third positional argument is `bins`, as in every wrapper; an old call
+    # ToprCE(prob, labels, 2), which meant r=2, must fail rather than mean bins=2.
+    with pytest.raises(TypeError, match="r"):
+        ToprCE(prob, labels, 2)
+    assert ToprCE(prob, labels, 5, r=2) == GCE(
+        prob, labels, bins=5, class_conditional=True, top_k_classes=2, norm=1
+    )
+
+
+def test_tace_thresholding_and_its_former_name_threshold():
+    prob, labels = dirichlet_case(np.random.default_rng(3), 300, 4)
+    expected = GCE(
+        prob, labels, adaptive_bins=True, top_k_classes="all", thresholding=0.05, norm=1
+    )
+    assert TACE(prob, labels, thresholding=0.05) == expected
+    assert TACE(prob, labels, threshold=0.05) == expected
+    # giving both is an error whatever the values, the default 0.01 included
+    for thresholding in (0.05, 0.01):
+        with pytest.raises(TypeError, match=r"`thresholding` or its synonym `threshold`"):
+            TACE(prob, labels, thresholding=thresholding, threshold=0.05)
+    with pytest.raises(TypeError):
+        TACE(prob, labels, 15, 0.05)  # the threshold is keyword-only
+
+
+PUBLIC_METRICS = [ECE, RMSCE, MCE, ACE, SCE, ToprCE, TACE, GCE, calibration_table]
+
+
+@pytest.mark.parametrize("metric", PUBLIC_METRICS, ids=lambda f: f.__name__)
+def test_docstrings_describe_every_parameter_and_the_return_value(metric):
+    doc = metric.__doc__
+    assert "\n    Returns\n    -------\n" in doc
+    assert "\n    References\n    ----------\n" in doc or metric is calibration_table
+    assert "\n    Examples\n    --------\n    >>> " in doc
+    assert not re.search(r"^ *\{[a-z_]+\}$", doc, re.MULTILINE)  # every token replaced
+    for name in inspect.signature(metric).parameters:
+        assert re.search(rf"\n    ([a-z_]+, )*{name}(, [a-z_]+)*( :|\n)", doc), name
+
+
 def test_expected_calibration_error_and_metrics_namespace():
     prob, labels = dirichlet_case(np.random.default_rng(4), 100, 3)
     assert metrics.expected_calibration_error(prob, labels) == ECE(prob, labels)
@@ -259,6 +301,17 @@ def test_bin_alias_and_logits_option():
     assert_allclose(ECE(logits, labels, logits=True), ECE(prob, labels), rtol=1e-12)
     with pytest.raises(TypeError, match="not both"):
         GCE(prob, labels, bins=5, bin=7)
+
+
+@pytest.mark.parametrize("bins", [15, np.int64(15), 10, [0, 0.5, 1]])
+def test_giving_both_bins_and_bin_is_an_error_whatever_the_values(bins):
+    prob, labels = dirichlet_case(np.random.default_rng(4), 100, 3)
+    # GCE(p, y, bins=15, bin=10) used to give the value for 10 bins
+    with pytest.raises(TypeError, match=r"pass `bins` or its synonym `bin`, not both"):
+        GCE(prob, labels, bins=bins, bin=10)
+    with pytest.raises(TypeError, match=r"not both"):
+        GCE(prob, labels, bins, bin=10)  # positional bins too
+    assert GCE(prob, labels, bin=bins) == GCE(prob, labels, bins=bins)
 
 
 def test_binary_one_dimensional_input_is_the_positive_class():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import oracle
 import pytest
@@ -99,3 +101,13 @@ def test_old_sklearn_log_loss_convention_is_reproducible():
     renormalised = clipped / clipped.sum(axis=1, keepdims=True)
     value = negative_log_likelihood(renormalised, LOG_LOSS_LABELS)
     assert_allclose(value, OLD_SKLEARN_LOG_LOSS, rtol=1e-14)
+    # renormalize=True divides the clipped rows by their sums in the call itself
+    value = negative_log_likelihood(clipped, LOG_LOSS_LABELS, renormalize=True)
+    assert_allclose(value, OLD_SKLEARN_LOG_LOSS, rtol=1e-14)
+
+
+@pytest.mark.parametrize("rule", [brier_score, negative_log_likelihood], ids=lambda f: f.__name__)
+def test_docstrings_describe_every_parameter(rule):
+    for name in inspect.signature(rule).parameters:
+        assert f"\n    {name} : " in rule.__doc__, name
+    assert "\n    Returns\n    -------\n" in rule.__doc__

@@ -7,14 +7,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import load_real
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.special import softmax
 
 from calibration_toolbox import (
+    ACE,
     ECE,
     GCE,
+    MCE,
+    RMSCE,
     SCE,
+    TACE,
     TemperatureScaling,
+    ToprCE,
     brier_score,
     calibration_table,
+    expected_calibration_error,
     negative_log_likelihood,
 )
 
@@ -70,9 +79,30 @@ def test_bad_logits(logits):
         TemperatureScaling().fit(logits, LABELS)
 
 
-def test_logits_flag_must_be_boolean():
-    with pytest.raises(TypeError, match=r"`logits` must be True or False; got 'yes'"):
-        ECE(PROB, LABELS, logits="yes")
+METRICS = [ECE, RMSCE, MCE, ACE, SCE, TACE, GCE, calibration_table, expected_calibration_error]
+SCORING_RULES = [brier_score, negative_log_likelihood]
+
+
+def call(metric, prob, labels, **options):
+    if metric is ToprCE:
+        options.setdefault("r", 2)
+    return metric(prob, labels, **options)
+
+
+@pytest.mark.parametrize("metric", [*METRICS, ToprCE, *SCORING_RULES], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("value", ["yes", "no", 1, 0, None, "False"])
+def test_logits_flag_must_be_boolean(metric, value):
+    # a truthy string must not send probabilities down the logits path (nor 0 mean False)
+    with pytest.raises(TypeError, match=r"`logits` must be True or False; got "):
+        call(metric, PROB, LABELS, logits=value)
+
+
+def test_nll_with_a_string_for_logits_is_an_error_not_a_number_from_logits():
+    with pytest.raises(TypeError, match=r"`logits` must be True or False; got 'no'"):
+        negative_log_likelihood(PROB, LABELS, logits="no")
+    assert negative_log_likelihood(PROB, LABELS, logits=np.False_) == negative_log_likelihood(
+        PROB, LABELS
+    )
 
 
 LABEL_ERRORS = [
@@ -141,6 +171,21 @@ def test_bad_options(options, error, message):
         GCE(PROB, LABELS, **options)
 
 
+@pytest.mark.parametrize(
+    ("r", "error", "message"),
+    [
+        (0, ValueError, r"`r` must be an integer >= 1; got 0"),
+        (1.5, TypeError, r"`r` must be an integer >= 1; got 1.5"),
+        ("all", TypeError, r"`r` must be an integer >= 1; got 'all'"),
+        (True, TypeError, r"`r` must be an integer >= 1; got True"),
+        (4, ValueError, r"`top_k_classes` must be an integer in \[1, 3\]"),
+    ],
+)
+def test_toprce_r_is_checked(r, error, message):
+    with pytest.raises(error, match=message):
+        ToprCE(PROB, LABELS, r=r)
+
+
 def test_norm_spellings_are_equivalent():
     for spellings in ([1, "l1", 1.0], [2, "l2", "L2"], ["inf", np.inf, "max", "linf"]):
         values = {GCE(PROB, LABELS, norm=s, top_k_classes="all") for s in spellings}
@@ -152,9 +197,27 @@ def test_table_rejects_what_gce_rejects():
         calibration_table(PROB, LABELS, bins=0)
 
 
-def test_nll_eps_is_checked():
-    with pytest.raises(ValueError, match=r"`eps` must be a number in \[0, 1\); got -1"):
-        negative_log_likelihood(PROB, LABELS, eps=-1)
+@pytest.mark.parametrize(
+    ("eps", "error"),
+    [
+        (-1, ValueError),
+        (1.0, ValueError),
+        (np.nan, ValueError),
+        ("1e-15", TypeError),
+        (None, TypeError),
+        (True, TypeError),
+        ([1e-15], TypeError),
+    ],
+)
+@pytest.mark.parametrize("logits", [False, True])
+def test_nll_eps_is_checked(eps, error, logits):
+    with pytest.raises(error, match=r"`eps` must be a number in \[0, 1\); got "):
+        negative_log_likelihood(PROB, LABELS, eps=eps, logits=logits)
+
+
+def test_nll_eps_accepts_numpy_numbers():
+    value = negative_log_likelihood(PROB, LABELS, eps=np.float32(1e-7))
+    assert value == negative_log_likelihood(PROB, LABELS, eps=1e-7)
 
 
 def test_errors_do_not_modify_inputs():
@@ -193,3 +256,111 @@ def test_many_classes_reject_bad_values(bad):
         ECE(prob, labels)
     with pytest.raises(ValueError, match=r"`prob` must (not contain|hold probabilities).*row 7"):
         SCE(prob, labels)
+
+
+# --------------------------------------------------------------------------------------
+# Probabilities passed with logits=True: never guessed, but warned about.
+
+PROBABILITIES_AS_LOGITS = r"`prob` was passed with logits=True, but every row is a probabil"
+
+
+@pytest.mark.parametrize("metric", [*METRICS, ToprCE, *SCORING_RULES], ids=lambda f: f.__name__)
+def test_probabilities_passed_as_logits_warn(metric):
+    with pytest.warns(UserWarning, match=PROBABILITIES_AS_LOGITS) as caught:
+        call(metric, PROB, LABELS, logits=True)
+    assert caught[0].filename == __file__  # attributed to the caller, not the library
+
+
+def test_probabilities_passed_as_logits_warn_on_a_real_file():
+    prob, labels = load_real("wideresnet-16-4-cifar-10")
+    with pytest.warns(UserWarning, match=PROBABILITIES_AS_LOGITS):
+        wrong = ECE(prob, labels, logits=True)
+    # the softmax of probabilities is nearly uniform: a very different number
+    assert_allclose(ECE(prob, labels), 0.05371629542112348, rtol=1e-13)
+    assert wrong > 0.5
+
+
+def test_binary_probabilities_passed_as_logits_warn():
+    positive = np.array([0.2, 0.9, 0.6, 0.4])
+    with pytest.warns(UserWarning, match=r"logits=True, but every value lies in \[0, 1\]"):
+        ECE(positive, [0, 1, 1, 0], logits=True)
+
+
+@pytest.mark.parametrize("n_rows", [5, 40_000])
+def test_logits_are_not_warned_about(n_rows):
+    rng = np.random.default_rng(5)
+    logits = rng.normal(size=(n_rows, 3))
+    labels = rng.integers(0, 3, n_rows)
+    ECE(logits, labels, logits=True)  # filterwarnings=error: any warning fails
+    negative_log_likelihood(logits, labels, logits=True)
+    # rows in [0, 1] that do not sum to 1, or a first block of probabilities followed by
+    # rows that are not: logits, and no warning
+    ECE(np.full((n_rows, 3), 0.5), labels, logits=True)
+    mixed = softmax(logits, axis=1)
+    mixed[-1] = [2.0, -1.0, 0.0]
+    ECE(mixed, labels, logits=True)
+
+
+# --------------------------------------------------------------------------------------
+# Rounded probabilities: the row-sum error never suggests logits=True; renormalize=True.
+
+
+def rounded_predictions():
+    rng = np.random.default_rng(21)
+    prob = rng.dirichlet(np.full(4, 0.5), size=400)
+    return np.round(prob, 3), rng.integers(0, 4, 400)  # as read back from a CSV
+
+
+def test_row_sum_error_points_to_renormalize_not_to_logits():
+    rounded, labels = rounded_predictions()
+    with pytest.raises(ValueError, match=r"must sum to 1.*renormalize=True") as error:
+        ECE(rounded, labels)
+    assert "logits" not in str(error.value)
+    with pytest.raises(ValueError, match=r"row 2 sums to 1.1") as error:
+        negative_log_likelihood(with_value(2, 2, 0.5), LABELS)
+    assert "logits" not in str(error.value)
+
+
+@pytest.mark.parametrize("metric", [*METRICS, ToprCE, *SCORING_RULES], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_renormalize_divides_each_row_by_its_sum(metric, dtype):
+    rounded, labels = rounded_predictions()
+    rounded = rounded.astype(dtype)
+    copy = rounded.copy()
+    normalised = (rounded / rounded.sum(axis=1, keepdims=True, dtype=np.float64)).astype(dtype)
+    value = call(metric, rounded, labels, renormalize=True)
+    expected = call(metric, normalised, labels)
+    if isinstance(value, float):
+        assert value == expected
+    else:
+        assert_array_equal(value.counts, expected.counts)
+    assert_array_equal(rounded, copy)  # the input is not modified
+    with pytest.raises(TypeError, match=r"`renormalize` must be True or False; got 'yes'"):
+        call(metric, rounded, labels, renormalize="yes")
+
+
+def test_renormalized_rounded_csv_is_close_to_the_exact_value():
+    rng = np.random.default_rng(21)
+    prob = rng.dirichlet(np.full(4, 0.5), size=400)
+    rounded, labels = rounded_predictions()
+    assert_allclose(ECE(rounded, labels, renormalize=True), ECE(prob, labels), atol=2e-3)
+    # valid probabilities are left as they are (up to the division by a sum of ~1)
+    assert_allclose(SCE(prob, labels, renormalize=True), SCE(prob, labels), rtol=1e-12)
+
+
+RENORMALIZE_ERRORS = [
+    (with_value(1, 1, 1.5), r"`prob` must hold probabilities in \[0, 1\]; row 1"),
+    (with_value(1, 1, np.nan), r"`prob` must not contain NaN; row 1"),
+    (np.vstack([PROB[:2], np.zeros(3), PROB[3:]]), r"row 2 of `prob` sums to 0"),
+]
+
+
+@pytest.mark.parametrize(("prob", "message"), RENORMALIZE_ERRORS)
+def test_renormalize_still_checks_values(prob, message):
+    with pytest.raises(ValueError, match=message):
+        ECE(prob, LABELS, renormalize=True)
+
+
+def test_renormalize_does_not_apply_to_logits():
+    with pytest.raises(ValueError, match=r"`renormalize=True` .* not apply with logits=True"):
+        ECE(np.log(PROB), LABELS, logits=True, renormalize=True)

@@ -7,6 +7,7 @@ the norm.  The conventions are those of the README's *Conventions* section.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Union
 
@@ -14,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._rows import ALL_ENTRIES_BLOCK_ELEMENTS, row_blocks
 from calibration_toolbox.binning import (
     adaptive_edges,
     assign_bins,
@@ -39,8 +41,53 @@ __all__ = [
 
 Norm = Union[int, float, str]
 
-# Row blocks of the all-entries pass: 2**18 elements keep the temporaries in L2/L3.
-_ALL_ENTRIES_BLOCK = 1 << 18
+
+# -- Shared docstring text of the public functions ---------------------------------------
+# Each token below stands on a line of its own in a docstring and is replaced by its text
+# (already indented for a numpydoc section) by `_shared_docstring`.
+_DOC_FRAGMENTS = {
+    "{predictions}": """\
+    prob : array-like, shape (N, K) or (N,)
+        Predicted probabilities (rows sum to 1), or P(y = 1) of a binary task; logits with
+        ``logits=True``.
+    labels : array-like of int, shape (N,)
+        True classes in ``[0, K)``.
+""",
+    "{equal_width_bins}": """\
+    bins : int or array-like, default 15
+        Number of equal-width bins, or their increasing edges from 0 to 1.  Bins are
+        ``(lo, hi]`` with 0 in the first bin.
+""",
+    "{equal_mass_bins}": """\
+    bins : int, default 15
+        Number of equal-mass bins of each class (Nixon et al.'s rule, see :func:`GCE`).
+""",
+    "{keywords}": """\
+    logits : bool, default False
+        ``prob`` holds logits; the softmax is applied first.  Never guessed.
+    sample_weight : array-like, shape (N,), optional
+        Non-negative weights; every count becomes a weighted count.
+    renormalize : bool, default False
+        Divide each row of ``prob`` by its sum first (into a new array), to accept
+        probabilities rounded when saved, e.g. to a CSV.  Values must still lie in [0, 1]
+        and every row must have a positive sum.  Not with ``logits=True``.
+""",
+    "{returns}": """\
+    Returns
+    -------
+    float
+        The calibration error, in [0, 1].
+""",
+}
+
+
+def _shared_docstring(function):
+    """Replace the tokens of ``_DOC_FRAGMENTS`` in ``function.__doc__``."""
+    doc = function.__doc__
+    for token, text in _DOC_FRAGMENTS.items():
+        doc = doc.replace(f"    {token}\n", text)
+    function.__doc__ = doc
+    return function
 
 
 @dataclass(frozen=True)
@@ -147,6 +194,7 @@ def _cut_for(value: float, dtype: np.dtype) -> np.generic:
     return cut
 
 
+@_shared_docstring
 def calibration_table(
     prob: ArrayLike,
     labels: ArrayLike,
@@ -158,12 +206,25 @@ def calibration_table(
     *,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
 ) -> CalibrationTable:
     """Per-(group, bin) table of weighted counts, score sums and target sums.
 
     The arguments are those of :func:`GCE` (without ``norm``); the table reduces to
     ``GCE`` with :meth:`CalibrationTable.calibration_error`, and the reliability diagram
     draws from it.
+
+    Parameters
+    ----------
+    {predictions}
+    bins, class_conditional, adaptive_bins, top_k_classes, thresholding
+        As in :func:`GCE`.
+    {keywords}
+
+    Returns
+    -------
+    CalibrationTable
+        Weighted counts, score sums and target sums per (group, bin), and the edges.
 
     Examples
     --------
@@ -178,69 +239,143 @@ def calibration_table(
     >>> table.calibration_error()
     0.25
     """
-    options = _check_options(bins, class_conditional, adaptive_bins, thresholding)
-    prob, labels, summary = iv.check_predictions(
-        prob, labels, logits=logits, top_label=top_k_classes == 1
-    )
-    weights = iv.check_sample_weight(sample_weight, len(prob))
-    top_k = iv.check_top_k(top_k_classes, prob.shape[1])
-    return _table(prob, labels, weights, summary, top_k, *options)
-
-
-def _check_options(bins, class_conditional, adaptive_bins, thresholding):
-    class_conditional = iv.check_flag(class_conditional, "class_conditional")
-    adaptive_bins = iv.check_flag(adaptive_bins, "adaptive_bins")
-    edges = iv.check_bins(bins, adaptive_bins)
-    return edges, class_conditional, adaptive_bins, iv.check_thresholding(thresholding)
-
-
-def _table(prob, labels, weights, summary, top_k, edges, class_conditional, adaptive, threshold):
-    n_classes = prob.shape[1]
-    n_bins = len(edges) - 1
-    uniform = is_uniform(edges)
-    if top_k is None and not adaptive:
-        sums = _all_entries_equal_width(
+    return _table(
+        *_checked_call(
             prob,
             labels,
-            summary.label_scores,
-            weights,
-            edges,
-            uniform,
-            class_conditional,
-            threshold,
+            logits=logits,
+            sample_weight=sample_weight,
+            renormalize=renormalize,
+            bins=bins,
+            class_conditional=class_conditional,
+            adaptive_bins=adaptive_bins,
+            top_k_classes=top_k_classes,
+            norm=1,
+            thresholding=thresholding,
         )
-        edges_2d = np.broadcast_to(edges, (len(sums[0]) // n_bins, n_bins + 1))
-    elif top_k is None and class_conditional and weights is None:
-        edges_2d, *sums = _all_entries_equal_mass(prob, labels, n_bins, threshold)
+    )
+
+
+@dataclass(frozen=True)
+class _GCEOptions:
+    """The validated options of one GCE call (see :func:`GCE`), built by :meth:`checked`."""
+
+    edges: NDArray
+    """Equal-width bin edges; with ``adaptive_bins`` only their number counts."""
+    uniform: bool
+    """Whether ``edges`` is ``linspace(0, 1, n_bins + 1)`` (bins found by one product)."""
+    class_conditional: bool
+    adaptive_bins: bool
+    top_k: int | None
+    """Entries kept per row, or ``None`` for all K of them."""
+    norm: float
+    """1.0, 2.0 or ``inf``."""
+    thresholding: float
+    """Entries ``p <= thresholding`` are dropped (0: none)."""
+
+    @classmethod
+    def checked(
+        cls,
+        n_classes: int,
+        *,
+        bins: object,
+        class_conditional: object,
+        adaptive_bins: object,
+        top_k_classes: object,
+        norm: object,
+        thresholding: object,
+    ) -> _GCEOptions:
+        """Validate the arguments of a GCE call on ``n_classes`` classes."""
+        class_conditional = iv.check_flag(class_conditional, "class_conditional")
+        adaptive_bins = iv.check_flag(adaptive_bins, "adaptive_bins")
+        edges = iv.check_bins(bins, adaptive_bins)
+        return cls(
+            edges=edges,
+            uniform=is_uniform(edges),
+            class_conditional=class_conditional,
+            adaptive_bins=adaptive_bins,
+            top_k=iv.check_top_k(top_k_classes, n_classes),
+            norm=iv.check_norm(norm),
+            thresholding=iv.check_fraction(thresholding, "thresholding"),
+        )
+
+    @property
+    def n_bins(self) -> int:
+        """Number of bins per score set."""
+        return len(self.edges) - 1
+
+    def n_groups(self, n_classes: int) -> int:
+        """Number of score sets: one per class, or one pooled set."""
+        return n_classes if self.class_conditional else 1
+
+
+def _checked_call(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    *,
+    logits: object,
+    sample_weight: ArrayLike | None,
+    renormalize: object,
+    **options: object,
+) -> tuple[iv.Predictions, NDArray | None, _GCEOptions]:
+    """The validated arrays, weights and options of a GCE call."""
+    top_k_classes = options["top_k_classes"]
+    top_label = isinstance(top_k_classes, numbers.Integral) and top_k_classes == 1
+    checked = iv.check_predictions(
+        prob, labels, logits=logits, renormalize=renormalize, top_label=top_label
+    )
+    weights = iv.check_sample_weight(sample_weight, len(checked.prob))
+    return checked, weights, _GCEOptions.checked(checked.prob.shape[1], **options)
+
+
+def _table(
+    checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions
+) -> CalibrationTable:
+    """The per-(group, bin) sums, by the fastest path for the options."""
+    n_classes = checked.prob.shape[1]
+    n_bins = options.n_bins
+    if options.top_k is None and not options.adaptive_bins:
+        sums = _all_entries_equal_width(checked, weights, options)
+        edges = np.broadcast_to(options.edges, (len(sums[0]) // n_bins, n_bins + 1))
+    elif options.top_k is None and options.class_conditional and weights is None:
+        edges, *sums = _all_entries_equal_mass(
+            checked.prob, checked.labels, n_bins, options.thresholding
+        )
     else:
-        groups, scores, targets, entry_weights = _score_set(
-            prob, labels, weights, summary, top_k, class_conditional, threshold
-        )
-        n_groups = n_classes if class_conditional else 1
-        if adaptive:
-            edges_2d, *sums = _equal_mass_sums(
-                groups, scores, targets, entry_weights, n_groups, n_bins
-            )
-        else:
-            flat = assign_bins(scores, edges, uniform)
-            if class_conditional:
-                flat += groups * n_bins
-            sums = bin_sums(flat, n_groups * n_bins, scores, targets, entry_weights)
-            edges_2d = np.broadcast_to(edges, (n_groups, n_bins + 1))
+        edges, *sums = _score_set_sums(checked, weights, options)
     counts, score_sums, target_sums = (s.reshape(-1, n_bins) for s in sums)
     return CalibrationTable(
-        edges=np.array(edges_2d, dtype=np.float64),
+        edges=np.array(edges, dtype=np.float64),
         counts=counts,
         score_sums=score_sums,
         target_sums=target_sums,
         n_classes=n_classes,
-        class_conditional=class_conditional,
-        adaptive_bins=adaptive,
+        class_conditional=options.class_conditional,
+        adaptive_bins=options.adaptive_bins,
     )
 
 
-def _score_set(prob, labels, weights, summary, top_k, class_conditional, threshold):
+def _score_set_sums(checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions):
+    """Edges and sums of the explicit score set (top-r entries, or weighted equal-mass)."""
+    n_groups, n_bins = options.n_groups(checked.prob.shape[1]), options.n_bins
+    groups, scores, targets, entry_weights = _score_set(checked, weights, options)
+    if options.adaptive_bins:
+        return _equal_mass_sums(groups, scores, targets, entry_weights, n_groups, n_bins)
+    flat = assign_bins(scores, options.edges, options.uniform)
+    if options.class_conditional:
+        flat += groups * n_bins
+    sums = bin_sums(flat, n_groups * n_bins, scores, targets, entry_weights)
+    return (np.broadcast_to(options.edges, (n_groups, n_bins + 1)), *sums)
+
+
+def _score_set(checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions):
     """Flat arrays (group, score, target, weight) of the kept entries."""
+    prob, labels, summary = checked
+    top_k, class_conditional, threshold = (
+        options.top_k,
+        options.class_conditional,
+        options.thresholding,
+    )
     n_samples, n_classes = prob.shape
     if top_k == 1:
         scores = summary.confidence
@@ -308,7 +443,7 @@ def _all_entries_equal_mass(prob, labels, n_bins, threshold):
     # One spare slot after the columns keeps every run start a valid reduceat index.
     scores = np.zeros(size + 1, dtype=prob.dtype)
     columns = scores[:size].reshape(n_classes, n_samples)
-    for rows in iv.row_blocks(n_samples, n_classes):
+    for rows in row_blocks(n_samples, n_classes):
         columns[:, rows] = prob[rows].T
     label_entries = labels * n_samples
     label_entries += np.arange(n_samples)
@@ -352,88 +487,172 @@ def _all_entries_equal_mass(prob, labels, n_bins, threshold):
 
 
 def _all_entries_equal_width(
-    prob, labels, label_scores, weights, edges, uniform, class_conditional, threshold
-):
-    """Equal-width sums over all N x K entries, in row blocks.
+    checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions
+) -> tuple[NDArray, NDArray, NDArray]:
+    """Equal-width sums over all N x K entries: flat counts, score sums and target sums.
 
     Without thresholding most softmax entries fall in the first bin; only the entries above
     its upper edge are binned one by one, and the first bin's count and score sum are the
     column totals minus the other bins.  Targets come from the N label entries alone.
     """
+    prob = checked.prob
+    subtract_first_bin = options.thresholding == 0
+    cut = _cut_for(options.edges[1] if subtract_first_bin else options.thresholding, prob.dtype)
+    counts, score_sums, column_totals, entries_above = _entries_above(
+        prob, weights, options, cut, subtract_first_bin
+    )
+    target_sums = _label_entry_targets(checked, weights, options)
+    if subtract_first_bin:
+        _fill_first_bin(
+            counts, score_sums, column_totals, entries_above, weights, len(prob), options
+        )
+    return counts.reshape(-1), score_sums.reshape(-1), target_sums
+
+
+def _entries_above(
+    prob: NDArray,
+    weights: NDArray | None,
+    options: _GCEOptions,
+    cut: np.generic,
+    column_totals_too: bool,
+) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Counts and score sums of the entries above ``cut``, in row blocks.
+
+    With ``column_totals_too``, also the (weighted) column totals and, with weights, the
+    unweighted count of positive-weight entries above the cut per class: exact, so an empty
+    first bin is known to be empty rather than a subtraction residue.
+    """
     n_samples, n_classes = prob.shape
-    n_bins = len(edges) - 1
-    n_groups = n_classes if class_conditional else 1
-    subtract_first_bin = threshold == 0
-    cut = _cut_for(edges[1] if subtract_first_bin else threshold, prob.dtype)
-    counts = np.zeros(n_groups * n_bins)
-    score_sums = np.zeros(n_groups * n_bins)
+    n_bins = options.n_bins
+    n_cells = options.n_groups(n_classes) * n_bins
+    counts = np.zeros(n_cells)
+    score_sums = np.zeros(n_cells)
     column_totals = np.zeros(n_classes)
-    # Unweighted count of positive-weight entries above the cut, per class: exact, so an
-    # empty first bin is known to be empty rather than a subtraction residue.
     entries_above = np.zeros(n_classes)
-    for rows in iv.row_blocks(n_samples, n_classes, _ALL_ENTRIES_BLOCK):
+    for rows in row_blocks(n_samples, n_classes, ALL_ENTRIES_BLOCK_ELEMENTS):
         block = np.ascontiguousarray(prob[rows])
         above = np.flatnonzero(block > cut)
         block_rows = above // n_classes  # several times faster than np.divmod here
         columns = above - block_rows * n_classes
         scores = block.reshape(-1)[above]
-        flat = assign_bins(scores, edges, uniform)
-        if class_conditional:
+        flat = assign_bins(scores, options.edges, options.uniform)
+        if options.class_conditional:
             flat += columns * n_bins
-        block_weights = None if weights is None else weights[rows][block_rows]
-        block_counts, block_scores, _ = bin_sums(
-            flat, n_groups * n_bins, scores, None, block_weights
-        )
+        row_weights = None if weights is None else weights[rows]
+        block_weights = None if weights is None else row_weights[block_rows]
+        block_counts, block_scores, _ = bin_sums(flat, n_cells, scores, None, block_weights)
         counts += block_counts
         score_sums += block_scores
-        if subtract_first_bin:
-            if weights is not None:
-                entries_above += np.bincount(
-                    columns, weights=block_weights > 0, minlength=n_classes
-                )
-            wide = block.astype(np.float64)
-            if weights is None:
-                column_totals += np.einsum("ij->j", wide)
-            else:
-                column_totals += np.einsum("i,ij->j", weights[rows], wide)
+        if column_totals_too:
+            _add_column_totals(
+                block, row_weights, columns, block_weights, column_totals, entries_above
+            )
+    return counts, score_sums, column_totals, entries_above
 
+
+def _add_column_totals(
+    block: NDArray,
+    row_weights: NDArray | None,
+    columns_above: NDArray,
+    weights_above: NDArray | None,
+    column_totals: NDArray,
+    entries_above: NDArray,
+) -> None:
+    """Add a block's (weighted) column totals, and its positive-weight entries above the cut."""
+    if row_weights is not None:
+        entries_above += np.bincount(
+            columns_above, weights=weights_above > 0, minlength=len(column_totals)
+        )
+    wide = block.astype(np.float64)
+    if row_weights is None:
+        column_totals += np.einsum("ij->j", wide)
+    else:
+        column_totals += np.einsum("i,ij->j", row_weights, wide)
+
+
+def _label_entry_targets(
+    checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions
+) -> NDArray:
+    """Flat target sums: the bins of the label entries (the only entries with target 1)."""
+    prob, labels, summary = checked
+    n_cells = options.n_groups(prob.shape[1]) * options.n_bins
+    threshold = options.thresholding
+    label_scores = summary.label_scores
     keep = label_scores > _cut_for(threshold, prob.dtype) if threshold > 0 else slice(None)
-    flat = assign_bins(label_scores[keep], edges, uniform)
-    if class_conditional:
-        flat += labels[keep] * n_bins
-    target_sums = np.bincount(
-        flat, weights=None if weights is None else weights[keep], minlength=n_groups * n_bins
+    flat = assign_bins(label_scores[keep], options.edges, options.uniform)
+    if options.class_conditional:
+        flat += labels[keep] * options.n_bins
+    return np.bincount(
+        flat, weights=None if weights is None else weights[keep], minlength=n_cells
     ).astype(np.float64)
 
-    if subtract_first_bin:
-        counts = counts.reshape(n_groups, n_bins)
-        score_sums = score_sums.reshape(n_groups, n_bins)
-        if weights is None:
-            set_size = positive_rows = n_samples
-            # unweighted counts are exact integers: the entries above are the other bins
-            entries_above = counts.reshape(-1, n_bins)[:, 1:].sum(axis=1)
-            if not class_conditional:
-                entries_above = np.array([entries_above.sum()])
-        else:
-            set_size, positive_rows = weights.sum(), np.count_nonzero(weights)
-        if class_conditional:
-            group_sizes = np.full(n_classes, float(set_size))
-            first_bin_entries = positive_rows - entries_above
-            group_totals = column_totals
-        else:
-            group_sizes = np.array([set_size * n_classes])
-            first_bin_entries = np.array([positive_rows * n_classes - entries_above.sum()])
-            group_totals = column_totals.sum(keepdims=True)
-        occupied = first_bin_entries > 0
-        counts[:, 0] = np.where(occupied, group_sizes - counts[:, 1:].sum(axis=1), 0.0)
-        score_sums[:, 0] = np.where(occupied, group_totals - score_sums[:, 1:].sum(axis=1), 0.0)
-    return counts.reshape(-1), score_sums.reshape(-1), target_sums
+
+def _fill_first_bin(
+    counts: NDArray,
+    score_sums: NDArray,
+    column_totals: NDArray,
+    entries_above: NDArray,
+    weights: NDArray | None,
+    n_samples: int,
+    options: _GCEOptions,
+) -> None:
+    """Set the first bin of each group (in place) to the group's totals minus its other bins."""
+    n_classes, n_bins = len(column_totals), options.n_bins
+    counts = counts.reshape(-1, n_bins)
+    score_sums = score_sums.reshape(-1, n_bins)
+    if weights is None:
+        set_size = positive_rows = n_samples
+        # unweighted counts are exact integers: the entries above are the other bins
+        entries_above = counts[:, 1:].sum(axis=1)
+        if not options.class_conditional:
+            entries_above = np.array([entries_above.sum()])
+    else:
+        set_size, positive_rows = weights.sum(), np.count_nonzero(weights)
+    if options.class_conditional:
+        group_sizes = np.full(n_classes, float(set_size))
+        first_bin_entries = positive_rows - entries_above
+        group_totals = column_totals
+    else:
+        group_sizes = np.array([set_size * n_classes])
+        first_bin_entries = np.array([positive_rows * n_classes - entries_above.sum()])
+        group_totals = column_totals.sum(keepdims=True)
+    occupied = first_bin_entries > 0
+    counts[:, 0] = np.where(occupied, group_sizes - counts[:, 1:].sum(axis=1), 0.0)
+    score_sums[:, 0] = np.where(occupied, group_totals - score_sums[:, 1:].sum(axis=1), 0.0)
 
 
+# The defaults of `GCE(bins=)` and `TACE(thresholding=)`, which have a synonym (`bin=`,
+# `threshold=`): instances of their own, equal to 15 and 0.01 and shown so in signatures,
+# so that an explicit `bins=15, bin=10` is an error rather than a comparison with 15.
+class _DefaultInt(int):
+    """A default that ``is`` tells apart from the same number passed explicitly."""
+
+
+class _DefaultFloat(float):
+    """A default that ``is`` tells apart from the same number passed explicitly."""
+
+
+_DEFAULT_BINS = _DefaultInt(15)
+_DEFAULT_TACE_THRESHOLD = _DefaultFloat(0.01)
+
+
+def _one_spelling(value, default, synonym, name: str, synonym_name: str):
+    """``value``, or ``synonym`` when only the synonym was given (``None``: not given).
+
+    Giving both is an error whatever the values, the default value of ``name`` included.
+    """
+    if synonym is None:
+        return value
+    if value is not default:
+        raise TypeError(f"pass `{name}` or its synonym `{synonym_name}`, not both.")
+    return synonym
+
+
+@_shared_docstring
 def GCE(
     prob: ArrayLike,
     labels: ArrayLike,
-    bins: Union[int, ArrayLike] = 15,
+    bins: Union[int, ArrayLike] = _DEFAULT_BINS,
     class_conditional: bool = True,
     adaptive_bins: bool = False,
     top_k_classes: Union[int, str] = 1,
@@ -442,6 +661,7 @@ def GCE(
     *,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
     bin: Union[int, ArrayLike, None] = None,
 ) -> float:
     r"""General Calibration Error (Nixon et al. 2019), the engine behind every binned metric.
@@ -463,11 +683,7 @@ def GCE(
 
     Parameters
     ----------
-    prob : array-like, shape (N, K) or (N,)
-        Predicted probabilities (rows sum to 1), or P(y = 1) of a binary task; logits with
-        ``logits=True``.
-    labels : array-like of int, shape (N,)
-        True classes in ``[0, K)``.
+    {predictions}
     bins : int or array-like, default 15
         Number of bins, or increasing equal-width edges from 0 to 1.  Equal-width bins are
         ``(lo, hi]`` with 0 in the first bin.  ``bin=`` is accepted as a synonym.
@@ -481,17 +697,11 @@ def GCE(
         Norm over the bins; also ``'l1'``, ``'l2'``, ``'max'`` and ``np.inf``.
     thresholding : float in [0, 1), default 0
         Drop entries ``p <= thresholding`` (0 keeps everything, exact zeros included).
-    logits : bool, default False
-        ``prob`` holds logits; the softmax is applied first.  Never guessed.
-    sample_weight : array-like, shape (N,), optional
-        Non-negative weights; every count becomes a weighted count.
+    {keywords}
     bin : int or array-like, optional
-        Synonym of ``bins``.
+        Synonym of ``bins`` (the spelling of the original README); giving both is an error.
 
-    Returns
-    -------
-    float
-        The calibration error, in [0, 1].
+    {returns}
 
     See Also
     --------
@@ -522,32 +732,53 @@ def GCE(
     >>> GCE(prob, labels, bins=2, class_conditional=True, top_k_classes="all")
     0.25
     """
-    if bin is not None:
-        if not (isinstance(bins, (int, np.integer)) and bins == 15):
-            raise TypeError("pass the number of bins as `bins` or as `bin`, not both.")
-        bins = bin
-    p = iv.check_norm(norm)
-    table = calibration_table(
+    bins = _one_spelling(bins, _DEFAULT_BINS, bin, "bins", "bin")
+    checked, weights, options = _checked_call(
         prob,
         labels,
-        bins,
-        class_conditional,
-        adaptive_bins,
-        top_k_classes,
-        thresholding,
         logits=logits,
         sample_weight=sample_weight,
+        renormalize=renormalize,
+        bins=bins,
+        class_conditional=class_conditional,
+        adaptive_bins=adaptive_bins,
+        top_k_classes=top_k_classes,
+        norm=norm,
+        thresholding=thresholding,
     )
-    return table.calibration_error(p)
+    return _table(checked, weights, options).calibration_error(options.norm)
 
 
-def ECE(prob, labels, bins=15, *, logits=False, sample_weight=None):
+@_shared_docstring
+def ECE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+) -> float:
     r"""Expected Calibration Error of the top label, equal-width bins (Naeini 2015; Guo 2017).
 
-    ``GCE(prob, labels, bins, class_conditional=False, adaptive_bins=False,
-    top_k_classes=1, norm=1)``:
-    :math:`\sum_b \frac{n_b}{N} |\mathrm{acc}_b - \mathrm{conf}_b|` over the bins of
-    the confidence ``max_k prob[i, k]``.
+    With the confidence :math:`c_i = \max_k p_{ik}`, the correctness
+    :math:`a_i = 1[\arg\max_k p_{ik} = y_i]` and, for the rows whose confidence falls in bin
+    :math:`b` (:math:`n_b` of N), their mean accuracy :math:`\mathrm{acc}_b` and mean
+    confidence :math:`\mathrm{conf}_b`:
+
+    .. math:: \mathrm{ECE} = \sum_b \frac{n_b}{N}\,
+              \lvert \mathrm{acc}_b - \mathrm{conf}_b \rvert.
+
+    The same as ``GCE(prob, labels, bins=bins, class_conditional=False,
+    adaptive_bins=False, top_k_classes=1, norm=1, thresholding=0.0)``.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_width_bins}
+    {keywords}
+
+    {returns}
 
     References
     ----------
@@ -563,15 +794,47 @@ def ECE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     0.25
     """
     return GCE(
-        prob, labels, bins, False, False, 1, 1, 0.0, logits=logits, sample_weight=sample_weight
+        prob,
+        labels,
+        bins=bins,
+        class_conditional=False,
+        adaptive_bins=False,
+        top_k_classes=1,
+        norm=1,
+        thresholding=0.0,
+        logits=logits,
+        sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
-def RMSCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
+@_shared_docstring
+def RMSCE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+) -> float:
     r"""Root-mean-square calibration error of the top label (Hendrycks et al. 2019).
 
-    ``GCE(..., class_conditional=False, top_k_classes=1, norm=2)``:
-    :math:`\sqrt{\sum_b \frac{n_b}{N} (\mathrm{acc}_b - \mathrm{conf}_b)^2}`.
+    With the per-bin accuracy and confidence of :func:`ECE`:
+
+    .. math:: \mathrm{RMSCE} = \sqrt{\sum_b \frac{n_b}{N}\,
+              (\mathrm{acc}_b - \mathrm{conf}_b)^2}.
+
+    The same as ``GCE(prob, labels, bins=bins, class_conditional=False,
+    adaptive_bins=False, top_k_classes=1, norm=2, thresholding=0.0)``.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_width_bins}
+    {keywords}
+
+    {returns}
 
     References
     ----------
@@ -585,15 +848,48 @@ def RMSCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     0.25
     """
     return GCE(
-        prob, labels, bins, False, False, 1, 2, 0.0, logits=logits, sample_weight=sample_weight
+        prob,
+        labels,
+        bins=bins,
+        class_conditional=False,
+        adaptive_bins=False,
+        top_k_classes=1,
+        norm=2,
+        thresholding=0.0,
+        logits=logits,
+        sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
-def MCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
-    """Maximum Calibration Error of the top label (Naeini et al. 2015).
+@_shared_docstring
+def MCE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+) -> float:
+    r"""Maximum Calibration Error of the top label (Naeini et al. 2015).
 
-    ``GCE(..., class_conditional=False, top_k_classes=1, norm='inf')``: the largest
-    ``|acc_b - conf_b|`` over the non-empty bins.
+    With the per-bin accuracy and confidence of :func:`ECE`, the largest gap over the
+    non-empty bins:
+
+    .. math:: \mathrm{MCE} = \max_{b:\, n_b > 0}
+              \lvert \mathrm{acc}_b - \mathrm{conf}_b \rvert.
+
+    The same as ``GCE(prob, labels, bins=bins, class_conditional=False,
+    adaptive_bins=False, top_k_classes=1, norm='inf', thresholding=0.0)``.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_width_bins}
+    {keywords}
+
+    {returns}
 
     References
     ----------
@@ -607,15 +903,50 @@ def MCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     0.25
     """
     return GCE(
-        prob, labels, bins, False, False, 1, "inf", 0.0, logits=logits, sample_weight=sample_weight
+        prob,
+        labels,
+        bins=bins,
+        class_conditional=False,
+        adaptive_bins=False,
+        top_k_classes=1,
+        norm="inf",
+        thresholding=0.0,
+        logits=logits,
+        sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
-def ACE(prob, labels, bins=15, *, logits=False, sample_weight=None):
-    """Adaptive Calibration Error (Nixon et al. 2019): class-wise, equal-mass bins.
+@_shared_docstring
+def ACE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: int = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+) -> float:
+    r"""Adaptive Calibration Error (Nixon et al. 2019): class-wise, equal-mass bins.
 
-    ``GCE(..., class_conditional=True, adaptive_bins=True, top_k_classes='all', norm=1)``.
-    Not netcal's ``ACE`` (an unweighted average over bins).
+    Each class's column :math:`p_{\cdot k}` is cut into ``bins`` bins of equal mass; in bin
+    :math:`b` of class :math:`k` (:math:`n_{kb}` of the N rows), :math:`\bar p_{kb}` is the
+    mean probability and :math:`\bar y_{kb}` the fraction of rows whose label is k:
+
+    .. math:: \mathrm{ACE} = \frac1K \sum_k \sum_b \frac{n_{kb}}{N}\,
+              \lvert \bar y_{kb} - \bar p_{kb} \rvert.
+
+    The same as ``GCE(prob, labels, bins=bins, class_conditional=True,
+    adaptive_bins=True, top_k_classes='all', norm=1, thresholding=0.0)``.  Not netcal's
+    ``ACE`` (an unweighted average over bins).
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_mass_bins}
+    {keywords}
+
+    {returns}
 
     References
     ----------
@@ -629,15 +960,49 @@ def ACE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     0.25
     """
     return GCE(
-        prob, labels, bins, True, True, "all", 1, 0.0, logits=logits, sample_weight=sample_weight
+        prob,
+        labels,
+        bins=bins,
+        class_conditional=True,
+        adaptive_bins=True,
+        top_k_classes="all",
+        norm=1,
+        thresholding=0.0,
+        logits=logits,
+        sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
-def SCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
-    """Static Calibration Error (Nixon et al. 2019), the class-wise ECE of Kull et al. 2019.
+@_shared_docstring
+def SCE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+) -> float:
+    r"""Static Calibration Error (Nixon et al. 2019), the class-wise ECE of Kull et al. 2019.
 
-    ``GCE(..., class_conditional=True, adaptive_bins=False, top_k_classes='all', norm=1)``:
-    the equal-width ECE of each class's column, averaged over the K classes.
+    The equal-width ECE of each class's column, averaged over the K classes: with
+    :math:`n_{kb}`, :math:`\bar p_{kb}` and :math:`\bar y_{kb}` as in :func:`ACE` but for
+    equal-width bins,
+
+    .. math:: \mathrm{SCE} = \frac1K \sum_k \sum_b \frac{n_{kb}}{N}\,
+              \lvert \bar y_{kb} - \bar p_{kb} \rvert.
+
+    The same as ``GCE(prob, labels, bins=bins, class_conditional=True,
+    adaptive_bins=False, top_k_classes='all', norm=1, thresholding=0.0)``.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_width_bins}
+    {keywords}
+
+    {returns}
 
     References
     ----------
@@ -654,15 +1019,60 @@ def SCE(prob, labels, bins=15, *, logits=False, sample_weight=None):
     0.25
     """
     return GCE(
-        prob, labels, bins, True, False, "all", 1, 0.0, logits=logits, sample_weight=sample_weight
+        prob,
+        labels,
+        bins=bins,
+        class_conditional=True,
+        adaptive_bins=False,
+        top_k_classes="all",
+        norm=1,
+        thresholding=0.0,
+        logits=logits,
+        sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
-def ToprCE(prob, labels, r=1, bins=15, *, logits=False, sample_weight=None):
-    """Top-r calibration error (Nixon et al. 2019): class-wise ECE of each row's r largest.
+@_shared_docstring
+def ToprCE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    r: int,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+) -> float:
+    r"""Top-r calibration error (Nixon et al. 2019): class-wise ECE of each row's r largest.
 
-    ``GCE(..., class_conditional=True, adaptive_bins=False, top_k_classes=r, norm=1)``.
-    Not the top-r error of Gupta et al. 2021, which uses only the r-th ranked prediction.
+    The entries kept are the ``r`` largest of each row (ties to the lower class index); the
+    kept entries of class :math:`k` (:math:`n_k` of them) are binned with equal width, and
+    with :math:`n_{kb}`, :math:`\bar p_{kb}`, :math:`\bar y_{kb}` the count, mean
+    probability and fraction labelled k of bin :math:`b`:
+
+    .. math:: \mathrm{ToprCE} = \frac1K \sum_k \sum_b \frac{n_{kb}}{n_k}\,
+              \lvert \bar y_{kb} - \bar p_{kb} \rvert,
+
+    a class never among the r largest counting as 0.  The same as ``GCE(prob, labels,
+    bins=bins, class_conditional=True, adaptive_bins=False, top_k_classes=r, norm=1,
+    thresholding=0.0)``.  Not the top-r error of Gupta et al. 2021, which uses only the r-th
+    ranked prediction.
+
+    ``r`` is keyword-only and has no default: the third positional argument is ``bins``,
+    as in every other metric, and an old call ``ToprCE(prob, labels, 2)`` (which meant
+    ``r=2`` when ``r`` came first) raises ``TypeError`` instead of silently meaning
+    ``bins=2``.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_width_bins}
+    r : int
+        Number of each row's largest entries kept, in ``[1, K]`` (keyword-only, required).
+    {keywords}
+
+    {returns}
 
     References
     ----------
@@ -672,20 +1082,61 @@ def ToprCE(prob, labels, r=1, bins=15, *, logits=False, sample_weight=None):
     Examples
     --------
     >>> from calibration_toolbox import ToprCE
-    >>> ToprCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], r=1, bins=2)
+    >>> ToprCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2, r=1)
     0.25
     """
     return GCE(
-        prob, labels, bins, True, False, r, 1, 0.0, logits=logits, sample_weight=sample_weight
+        prob,
+        labels,
+        bins=bins,
+        class_conditional=True,
+        adaptive_bins=False,
+        top_k_classes=iv.integer_at_least(1)(r, "r"),  # named `r` in errors
+        norm=1,
+        thresholding=0.0,
+        logits=logits,
+        sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
-def TACE(prob, labels, bins=15, threshold=0.01, *, logits=False, sample_weight=None):
-    """Thresholded Adaptive Calibration Error (Nixon et al. 2019).
+@_shared_docstring
+def TACE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: int = 15,
+    *,
+    thresholding: float = _DEFAULT_TACE_THRESHOLD,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+    threshold: float | None = None,
+) -> float:
+    r"""Thresholded Adaptive Calibration Error (Nixon et al. 2019).
 
-    ``GCE(..., class_conditional=True, adaptive_bins=True, top_k_classes='all', norm=1,
-    thresholding=threshold)``: ACE over the entries above ``threshold`` (0.01 by default),
-    each class normalised by its own kept count.
+    :func:`ACE` over the entries above ``thresholding`` (0.01 by default), each class
+    normalised by its own kept count: with :math:`n_k` the kept entries of class k and
+    :math:`n_{kb}`, :math:`\bar p_{kb}`, :math:`\bar y_{kb}` those of its equal-mass bin b,
+
+    .. math:: \mathrm{TACE} = \frac1K \sum_k \sum_b \frac{n_{kb}}{n_k}\,
+              \lvert \bar y_{kb} - \bar p_{kb} \rvert.
+
+    The same as ``GCE(prob, labels, bins=bins, class_conditional=True,
+    adaptive_bins=True, top_k_classes='all', norm=1, thresholding=thresholding)``.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_mass_bins}
+    thresholding : float in [0, 1), default 0.01
+        Entries ``p <= thresholding`` are dropped (keyword-only, named as in :func:`GCE`).
+    {keywords}
+    threshold : float, optional
+        The former name of ``thresholding``, still accepted; giving both is an error.  (It
+        was the fourth positional argument: a positional threshold now raises
+        ``TypeError``.)
+
+    {returns}
 
     References
     ----------
@@ -697,23 +1148,55 @@ def TACE(prob, labels, bins=15, threshold=0.01, *, logits=False, sample_weight=N
     >>> from calibration_toolbox import TACE
     >>> TACE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
     0.25
+    >>> prob = [[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]]
+    >>> round(TACE(prob, [0, 1, 1, 0], bins=2, thresholding=0.15), 6)  # 0.1 is dropped
+    0.408333
     """
+    thresholding = _one_spelling(
+        thresholding, _DEFAULT_TACE_THRESHOLD, threshold, "thresholding", "threshold"
+    )
     return GCE(
         prob,
         labels,
-        bins,
-        True,
-        True,
-        "all",
-        1,
-        threshold,
+        bins=bins,
+        class_conditional=True,
+        adaptive_bins=True,
+        top_k_classes="all",
+        norm=1,
+        thresholding=thresholding,
         logits=logits,
         sample_weight=sample_weight,
+        renormalize=renormalize,
     )
 
 
-def expected_calibration_error(prob, labels, bins=15, *, logits=False, sample_weight=None):
-    """Top-label expected calibration error; the same as :func:`ECE`.
+@_shared_docstring
+def expected_calibration_error(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+) -> float:
+    r"""Top-label expected calibration error; the same as :func:`ECE`.
+
+    .. math:: \mathrm{ECE} = \sum_b \frac{n_b}{N}\,
+              \lvert \mathrm{acc}_b - \mathrm{conf}_b \rvert.
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_width_bins}
+    {keywords}
+
+    {returns}
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of Modern Neural
+       Networks", ICML, 2017.
 
     Examples
     --------
@@ -721,4 +1204,6 @@ def expected_calibration_error(prob, labels, bins=15, *, logits=False, sample_we
     >>> expected_calibration_error([[0.9, 0.1], [0.6, 0.4]], [0, 1], bins=2)
     0.25
     """
-    return ECE(prob, labels, bins, logits=logits, sample_weight=sample_weight)
+    return ECE(
+        prob, labels, bins, logits=logits, sample_weight=sample_weight, renormalize=renormalize
+    )

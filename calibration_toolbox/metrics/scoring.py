@@ -7,6 +7,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._rows import row_blocks
 
 __all__ = ["brier_score", "negative_log_likelihood"]
 
@@ -25,6 +26,7 @@ def brier_score(
     *,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
 ) -> float:
     r"""Multiclass Brier score (Brier 1950): mean squared distance to the one-hot label.
 
@@ -44,6 +46,9 @@ def brier_score(
         ``prob`` holds logits.
     sample_weight : array-like, shape (N,), optional
         Non-negative weights of a weighted mean over samples.
+    renormalize : bool, default False
+        Divide each row of ``prob`` by its sum first (into a new array), to accept
+        probabilities rounded when saved, e.g. to a CSV.  Not with ``logits=True``.
 
     Returns
     -------
@@ -62,14 +67,16 @@ def brier_score(
     >>> brier_score([0.1, 0.4], [0, 1])  # 1-D: P(y = 1), twice sklearn's 0.185
     0.37
     """
-    prob, labels, summary = iv.check_predictions(prob, labels, logits=logits)
+    prob, labels, rows_summary = iv.check_predictions(
+        prob, labels, logits=logits, renormalize=renormalize
+    )
     weights = iv.check_sample_weight(sample_weight, len(prob))
     # sum_k (p_k - y_k)^2 = sum_k p_k^2 - 2 p_label + 1, in float64 row blocks.
     squares = np.empty(len(prob))
-    for rows in iv.row_blocks(*prob.shape):
+    for rows in row_blocks(*prob.shape):
         block = prob[rows].astype(np.float64)
         squares[rows] = np.einsum("ij,ij->i", block, block)
-    return _weighted_mean(squares - 2 * summary.label_scores.astype(np.float64) + 1, weights)
+    return _weighted_mean(squares - 2 * rows_summary.label_scores.astype(np.float64) + 1, weights)
 
 
 def negative_log_likelihood(
@@ -79,6 +86,7 @@ def negative_log_likelihood(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     eps: float = 1e-15,
+    renormalize: bool = False,
 ) -> float:
     r"""Negative log-likelihood (log loss, cross-entropy) of the labels, in nats.
 
@@ -101,7 +109,11 @@ def negative_log_likelihood(
     sample_weight : array-like, shape (N,), optional
         Non-negative weights of a weighted mean over samples.
     eps : float, default 1e-15
-        Lower clip of the label's probability (ignored for logits).
+        Lower clip of the label's probability, in [0, 1) (checked, but not used, with
+        ``logits=True``).
+    renormalize : bool, default False
+        Divide each row of ``prob`` by its sum first (into a new array), to accept
+        probabilities rounded when saved, e.g. to a CSV.  Not with ``logits=True``.
 
     Returns
     -------
@@ -120,19 +132,18 @@ def negative_log_likelihood(
     >>> round(negative_log_likelihood([[2.0, 0.0], [0.5, 0.1]], [0, 1], logits=True), 6)
     0.519972
     """
-    if logits:
-        scores = iv.check_logits(prob, "prob")
+    eps = iv.check_fraction(eps, "eps")
+    if iv.check_logits_flag(logits, renormalize):
+        scores = iv.check_predicted_logits(prob, "prob")
         labels = iv.check_labels(labels, *scores.shape)
         weights = iv.check_sample_weight(sample_weight, len(scores))
         losses = np.empty(len(scores))
-        for rows in iv.row_blocks(*scores.shape):
+        for rows in row_blocks(*scores.shape):
             losses[rows] = logsumexp(scores[rows].astype(np.float64), axis=1)
         losses -= scores[np.arange(len(scores)), labels]
         return _weighted_mean(losses, weights)
-    if not isinstance(eps, (int, float, np.floating)) or not 0 <= eps < 1:
-        raise ValueError(f"`eps` must be a number in [0, 1); got {eps!r}.")
-    prob, labels, summary = iv.check_predictions(prob, labels)
+    prob, labels, rows_summary = iv.check_predictions(prob, labels, renormalize=renormalize)
     weights = iv.check_sample_weight(sample_weight, len(prob))
-    label_prob = np.maximum(summary.label_scores.astype(np.float64), eps)
+    label_prob = np.maximum(rows_summary.label_scores.astype(np.float64), eps)
     with np.errstate(divide="ignore"):
         return _weighted_mean(-np.log(label_prob), weights)

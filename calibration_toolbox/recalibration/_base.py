@@ -40,7 +40,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import softmax
 
-from calibration_toolbox._validation import NotFittedError, row_blocks
+from calibration_toolbox._rows import row_blocks
+from calibration_toolbox._validation import NotFittedError
 
 __all__ = [
     "COEFFICIENT_LIMIT",

@@ -311,7 +311,7 @@ class _OneVsRestLogistic(Recalibrator):
                 # The binary logit log(p1 / p0); a 1-D input z arrives as [0, z].
                 return (values[:, 1].astype(np.float64) - values[:, 0])[:, None], 2
         else:
-            values, _ = iv.check_prob(X, name="X")
+            values = iv.check_prob(X, name="X")
             if values.shape[1] == 2:
                 return values[:, 1:], 2
         return values, values.shape[1]

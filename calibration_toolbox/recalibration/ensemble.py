@@ -10,6 +10,7 @@ from scipy.optimize import minimize
 from scipy.special import log_softmax, logsumexp
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._rows import row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
     Checker,
@@ -32,7 +33,7 @@ def _label_log_probs(
     beta = 1.0 / temperature
     scaled = np.empty(n_samples)
     plain = np.empty(n_samples)
-    for rows in iv.row_blocks(n_samples, n_classes):
+    for rows in row_blocks(n_samples, n_classes):
         block = logits[rows].astype(np.float64)
         at_label = (np.arange(len(block)), labels[rows])
         scaled[rows] = log_softmax(beta * block, axis=1)[at_label]
@@ -222,7 +223,7 @@ class EnsembleTemperatureScaling(Recalibrator):
             log_weights = np.log(np.asarray(self.weights_, dtype=np.float64))
         uniform = log_weights[2] - np.log(n_classes)
         out = np.empty((n_samples, n_classes))
-        for rows in iv.row_blocks(n_samples, n_classes):
+        for rows in row_blocks(n_samples, n_classes):
             block = logits[rows].astype(np.float64)
             scaled = log_softmax(beta * block, axis=1)
             plain = log_softmax(block, axis=1)

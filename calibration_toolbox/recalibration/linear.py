@@ -1193,7 +1193,7 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
 
     def _validated_input(self, X: ArrayLike) -> NDArray:
         self._check_eps()
-        return iv.check_prob(X, name="X")[0]
+        return iv.check_prob(X, name="X")
 
     def _features(self, block: NDArray) -> NDArray:
         # The same dtype as the input, so a float32 set costs one float32 copy; at least the

@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import isotonic_regression
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._rows import SORT_CHUNK_ELEMENTS, row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.binning import (
     adaptive_edges,
@@ -47,8 +48,9 @@ __all__ = ["HistogramBinning", "IsotonicCalibration"]
 _MODES = ("one-vs-rest", "top-label")
 _OUT_OF_BOUNDS = ("clip", "raise")
 
-# Scores sorted and pooled at once by the isotonic fit: 2**21 (16 MiB of float64).
-_CHUNK_ELEMENTS = 1 << 21
+# Scores sorted and pooled at once (see _rows.SORT_CHUNK_ELEMENTS), read through this module
+# attribute at each fit so that a test can lower it.
+_CHUNK_ELEMENTS = SORT_CHUNK_ELEMENTS
 
 
 def _problem_scores(prob: NDArray, mode: str) -> NDArray:
@@ -73,7 +75,7 @@ def _fit_inputs(
     X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, mode: str, name: str
 ) -> tuple[NDArray, NDArray, NDArray | None, int]:
     """Validate, drop zero-weight rows and warn about classes absent from ``y``."""
-    prob, _ = iv.check_prob(X, name="X")
+    prob = iv.check_prob(X, name="X")
     labels = iv.check_labels(y, *prob.shape, name="y")
     weights = iv.check_sample_weight(sample_weight, len(prob))
     if weights is not None and not weights.all():
@@ -103,7 +105,7 @@ def _combine(columns: NDArray, prob: NDArray, mode: str) -> NDArray:
     if prob.shape[1] == 2:
         q = columns[:, 0]
         return np.stack([1.0 - q, q], axis=1)
-    for rows in iv.row_blocks(*columns.shape):
+    for rows in row_blocks(*columns.shape):
         columns[rows] = normalised_probs(columns[rows])
     return columns
 
@@ -111,7 +113,7 @@ def _combine(columns: NDArray, prob: NDArray, mode: str) -> NDArray:
 def _top_label_probs(calibrated: NDArray, prob: NDArray) -> NDArray:
     n_samples, n_classes = prob.shape
     out = np.empty((n_samples, n_classes))
-    for rows in iv.row_blocks(n_samples, n_classes):
+    for rows in row_blocks(n_samples, n_classes):
         block = out[rows]
         block[...] = prob[rows]
         index = np.arange(len(block))
@@ -179,12 +181,12 @@ def _isotonic_breakpoints(
 ) -> tuple[NDArray, NDArray, NDArray]:
     """Weighted PAV per problem; the first and last score of each block are kept.
 
-    Problems are sorted and pooled a few at a time (about ``_CHUNK_ELEMENTS`` scores), which
+    Problems are sorted and pooled a few at a time (about ``SORT_CHUNK_ELEMENTS`` scores), which
     bounds the working memory at many classes for little extra time.
     """
     n_samples, n_problems = scores.shape
     breakpoints, values, counts = [], [], [0]
-    for chunk in iv.row_blocks(n_problems, n_samples, _CHUNK_ELEMENTS):
+    for chunk in row_blocks(n_problems, n_samples, _CHUNK_ELEMENTS):
         distinct, totals, positives, offsets = _pooled_ties(
             scores[:, chunk], positive - chunk.start, weights
         )
@@ -351,7 +353,7 @@ class IsotonicCalibration(Recalibrator):
         return self
 
     def _calibrated_probs(self, X: ArrayLike) -> NDArray:
-        prob, _ = iv.check_prob(X, name="X")
+        prob = iv.check_prob(X, name="X")
         self._check_n_classes(prob.shape[1])
         mode = self.mode_
         scores = _problem_scores(prob, mode)
@@ -410,7 +412,7 @@ def _equal_mass_totals(
     below = np.empty((n_problems, n_bins + 1), dtype=np.intp)
     below[:, 0], below[:, -1] = 0, n_samples
     totals = np.empty((n_problems, n_bins))
-    for chunk in iv.row_blocks(n_problems, n_samples, _CHUNK_ELEMENTS):
+    for chunk in row_blocks(n_problems, n_samples, _CHUNK_ELEMENTS):
         by_problem = scores[:, chunk].T
         if weights is None:
             sorted_scores, cumulative = np.sort(by_problem, axis=1), None
@@ -575,7 +577,7 @@ class HistogramBinning(Recalibrator):
         return self
 
     def _calibrated_probs(self, X: ArrayLike) -> NDArray:
-        prob, _ = iv.check_prob(X, name="X")
+        prob = iv.check_prob(X, name="X")
         self._check_n_classes(prob.shape[1])
         scores = _problem_scores(prob, "one-vs-rest")
         n_samples, n_problems = scores.shape

@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize, root_scalar
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._rows import COLUMN_LOOP_MAX_K, block_rows, row_blocks, row_max
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
     Checker,
@@ -55,12 +56,12 @@ class _TemperatureNLL:
         if positive not in self._shifts:
             n_samples, n_classes = self.logits.shape
             rows_extreme = np.empty(n_samples)
-            for rows in iv.row_blocks(n_samples, n_classes):
+            for rows in row_blocks(n_samples, n_classes):
                 block = self.logits[rows]
                 if positive:
-                    iv.row_max(block, rows_extreme[rows])
+                    row_max(block, rows_extreme[rows])
                 else:
-                    np.negative(iv.row_max(-block, rows_extreme[rows]), out=rows_extreme[rows])
+                    np.negative(row_max(-block, rows_extreme[rows]), out=rows_extreme[rows])
             self._shifts[positive] = rows_extreme
         return self._shifts[positive]
 
@@ -80,11 +81,11 @@ class _TemperatureNLL:
         var_d = np.empty(n_samples)
         # For small K a block is processed transposed, (K, rows), so that the sums over the
         # classes are contiguous reductions; two float64 buffers serve every block.
-        class_axis = 0 if n_classes <= iv.COLUMN_LOOP_MAX_K else 1
-        block_rows = next(iv.row_blocks(n_samples, n_classes)).stop
-        shape = (n_classes, block_rows) if class_axis == 0 else (block_rows, n_classes)
+        class_axis = 0 if n_classes <= COLUMN_LOOP_MAX_K else 1
+        rows_per_block = min(n_samples, block_rows(n_classes))
+        shape = (n_classes, rows_per_block) if class_axis == 0 else (rows_per_block, n_classes)
         d_buffer, e_buffer = np.empty(shape), np.empty(shape)
-        for rows in iv.row_blocks(n_samples, n_classes):
+        for rows in row_blocks(n_samples, n_classes):
             width = rows.stop - rows.start
             if class_axis == 0:
                 d, e = d_buffer[:, :width], e_buffer[:, :width]

@@ -1,0 +1,298 @@
+"""The compute kernel under every metric and fit: row blocks and the fused top-label scan.
+
+A pass over an ``(N, K)`` array goes through it in row blocks of a fixed number of values
+(:func:`row_blocks`, :func:`block_rows`), so that what a block needs stays in cache and the
+temporaries stay a few MiB whatever N.  Every block and chunk size of the package is
+defined here, beside the reason for its value.
+
+:func:`scan_rows` is the one pass over probabilities that the metrics start with: it checks
+the range and the row sums and, while each block is in cache, takes the label's
+probability and the top label (confidence and what is needed of the argmax).  It reports
+what it finds as plain values (:class:`RowScan`); turning a problem into an error message
+is the job of :mod:`calibration_toolbox._validation`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "ALL_ENTRIES_BLOCK_ELEMENTS",
+    "CACHE_BLOCK_ELEMENTS",
+    "COLUMN_LOOP_MAX_K",
+    "GEMM_BLOCK_ELEMENTS",
+    "MAX_THREAD_CHUNKS",
+    "SORT_CHUNK_ELEMENTS",
+    "THREAD_CHUNK_ELEMENTS",
+    "RowProblem",
+    "RowScan",
+    "RowSummary",
+    "block_rows",
+    "row_blocks",
+    "row_max",
+    "scan_rows",
+]
+
+# -- The block-size policy ------------------------------------------------------------
+
+#: Values per row block of a pass over an (N, K) array: 2**17 (512 KiB of float32, 1 MiB of
+#: float64) stay in L2, so a block read once is reused from cache by every reduction over
+#: it, and the block is large enough that NumPy's per-call overhead is small at K = 1,000.
+CACHE_BLOCK_ELEMENTS = 1 << 17
+#: Values per row block of GCE's pass over all N x K entries with equal-width bins: that
+#: pass keeps several block-sized temporaries (the contiguous copy, the indices of the
+#: entries above the first edge, their bins), which 2**18 values keep in L2/L3.
+ALL_ENTRIES_BLOCK_ELEMENTS = 1 << 18
+#: Values per row block of a pass that multiplies each block by a full (K, K) matrix with
+#: BLAS: larger blocks amortise waking BLAS threads (several ms on the shared 2-core
+#: machines, for a product that takes well under 1 ms).
+GEMM_BLOCK_ELEMENTS = 1 << 20
+#: A threaded pass splits the rows into at most MAX_THREAD_CHUNKS chunks of at least
+#: THREAD_CHUNK_ELEMENTS values (2**21, 8 MiB of float32: a chunk is worth waking a thread
+#: for).  The split depends on the shape alone, so sums added chunk by chunk do not depend
+#: on how many threads process the chunks.
+THREAD_CHUNK_ELEMENTS = 1 << 21
+MAX_THREAD_CHUNKS = 16
+#: Scores sorted and pooled at once by the nonparametric fits (isotonic regression,
+#: equal-mass histogram binning), a few binary problems at a time: 2**21 (16 MiB of
+#: float64) bounds their working memory at many classes for little extra time.
+SORT_CHUNK_ELEMENTS = 1 << 21
+#: Up to this many classes the row maximum is taken column by column over a row block in
+#: cache, several times faster than the strided ``max(axis=1)`` (at K = 10 NumPy's row
+#: max/argmax take 15-30x as long as one ``p.sum()`` pass; the column loop roughly halves
+#: top-label ECE).  At K = 1,000 the row reductions are close to the memory pass.
+COLUMN_LOOP_MAX_K = 32
+
+# Unsigned integers as wide as each float type.
+_BIT_TYPES = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
+
+
+def block_rows(n_cols: int, block_elements: int = CACHE_BLOCK_ELEMENTS) -> int:
+    """Rows in one block of about ``block_elements`` values (at least one row).
+
+    Examples
+    --------
+    >>> from calibration_toolbox._rows import block_rows
+    >>> block_rows(10), block_rows(10**6)
+    (13107, 1)
+    """
+    return max(1, block_elements // max(1, n_cols))
+
+
+def row_blocks(
+    n_rows: int, n_cols: int, block_elements: int = CACHE_BLOCK_ELEMENTS
+) -> Iterator[slice]:
+    """Yield ``slice`` objects covering ``range(n_rows)`` in blocks of :func:`block_rows` rows.
+
+    Examples
+    --------
+    >>> from calibration_toolbox._rows import row_blocks
+    >>> list(row_blocks(5, 2, block_elements=4))
+    [slice(0, 2, None), slice(2, 4, None), slice(4, 5, None)]
+    """
+    step = block_rows(n_cols, block_elements)
+    for start in range(0, n_rows, step):
+        yield slice(start, min(start + step, n_rows))
+
+
+def row_max(block: NDArray, out: NDArray) -> NDArray:
+    """Row maximum of a row block into ``out`` (any float dtype).
+
+    For small K (see :data:`COLUMN_LOOP_MAX_K`) a running maximum over the columns is
+    several times faster than the strided ``max(axis=1)``; the block should fit in cache
+    (see :func:`row_blocks`).
+    """
+    if block.shape[1] > COLUMN_LOOP_MAX_K:
+        return np.maximum.reduce(block, axis=1, out=out)
+    np.copyto(out, block[:, 0])
+    for column in range(1, block.shape[1]):
+        np.maximum(out, block[:, column], out=out)
+    return out
+
+
+class RowSummary(NamedTuple):
+    """What the scan over the rows learnt, for the metrics to reuse.
+
+    ``label_scores`` is ``prob[i, labels[i]]`` when labels were given.  With the top label,
+    ``confidence`` is the row maximum, and either ``prediction`` is the first-index argmax
+    (large K) or ``tied_rows`` lists the rows whose maximum is attained more than once: the
+    only rows where the label's entry being the maximum does not make it the argmax.
+    """
+
+    label_scores: NDArray | None = None
+    confidence: NDArray | None = None
+    prediction: NDArray | None = None
+    tied_rows: NDArray | None = None
+
+    def correct(self, prob: NDArray, labels: NDArray) -> NDArray:
+        """Whether the first-index argmax of each row is its label."""
+        if self.prediction is not None:
+            return self.prediction == labels
+        correct = self.label_scores == self.confidence
+        if len(self.tied_rows):
+            tied = self.tied_rows
+            correct[tied] = np.argmax(prob[tied], axis=1) == labels[tied]
+        return correct
+
+
+class RowProblem(NamedTuple):
+    """The first invalid row block :func:`scan_rows` met.
+
+    ``out_of_range``: a value of the block is NaN or outside [0, 1] (``row`` is the block's
+    first row).  Otherwise row ``row`` sums to ``row_sum``, off 1 by more than the tolerance.
+    """
+
+    row: int
+    out_of_range: bool
+    row_sum: float = float("nan")
+
+
+class RowScan(NamedTuple):
+    """Result of :func:`scan_rows`: the summary, or the first problem and an empty summary."""
+
+    summary: RowSummary
+    problem: RowProblem | None
+
+
+class _RangeAndSums:
+    """Per block without the top label: an integer range check and the row sums."""
+
+    def __init__(self, array: NDArray):
+        self.bit_type = _BIT_TYPES[array.dtype]
+        # The bit patterns of floats in [+0, 1] order like the values and lie at or below
+        # the pattern of 1.0; NaN, values above 1 and negative values (sign bit) all lie
+        # above it.  One integer maximum thus checks the range.
+        self.one_bits = array.dtype.type(1).view(self.bit_type)
+
+    def block(self, rows: slice, block: NDArray) -> tuple[bool, NDArray]:
+        """Whether the block's bit patterns are all in range, and its row sums."""
+        return block.view(self.bit_type).max() <= self.one_bits, np.einsum("ij->i", block)
+
+    def redo_in_floats(self, rows: slice, block: NDArray) -> None:
+        """Redo what the bit patterns got wrong in a block holding -0.0 (nothing here)."""
+
+    def summary(self, label_scores: NDArray | None) -> RowSummary:
+        """The summary once every block passed."""
+        return RowSummary(label_scores)
+
+
+class _ColumnLoopTopLabel(_RangeAndSums):
+    """Top label for small K: each block transposed into a (K, rows) buffer in cache.
+
+    There the row maximum, the row sums and the count of entries equal to the maximum
+    (ties) are fast contiguous reductions.
+    """
+
+    def __init__(self, array: NDArray):
+        super().__init__(array)
+        n_rows, n_classes = array.shape
+        self.confidence = np.empty(n_rows, dtype=array.dtype)
+        self.transposed = np.empty(
+            (n_classes, min(n_rows, block_rows(n_classes))), dtype=array.dtype
+        )
+        self.tied_blocks: list[NDArray] = []
+
+    def block(self, rows: slice, block: NDArray) -> tuple[bool, NDArray]:
+        """Range check and row sums; the confidence and the tied rows on the way."""
+        columns = self.transposed[:, : len(block)]
+        columns[...] = block.T
+        confidence = self.confidence[rows]
+        np.maximum.reduce(columns, axis=0, out=confidence)
+        in_range = confidence.view(self.bit_type).max() <= self.one_bits and block.min() >= 0
+        if in_range:
+            equal_to_max = columns == confidence
+            if np.count_nonzero(equal_to_max) > len(block):
+                tied = np.flatnonzero(np.count_nonzero(equal_to_max, axis=0) > 1)
+                self.tied_blocks.append(rows.start + tied)
+        return in_range, np.add.reduce(columns, axis=0)
+
+    def summary(self, label_scores: NDArray | None) -> RowSummary:
+        """The summary once every block passed."""
+        blocks = self.tied_blocks
+        tied_rows = np.concatenate(blocks) if blocks else np.empty(0, dtype=np.intp)
+        return RowSummary(label_scores, self.confidence, tied_rows=tied_rows)
+
+
+class _ArgmaxTopLabel(_RangeAndSums):
+    """Top label for large K: an argmax at memory speed on the block's bit patterns.
+
+    For floats in [+0, 1] an integer argmax of the bit patterns is the float argmax, and the
+    largest pattern is also the range check.
+    """
+
+    def __init__(self, array: NDArray):
+        super().__init__(array)
+        self.confidence = np.empty(len(array), dtype=array.dtype)
+        self.prediction = np.empty(len(array), dtype=np.intp)
+        self.within_block = np.arange(min(len(array), block_rows(array.shape[1])))
+
+    def block(self, rows: slice, block: NDArray) -> tuple[bool, NDArray]:
+        """Range check and row sums; the prediction and the confidence on the way."""
+        prediction = np.argmax(block.view(self.bit_type), axis=1)
+        self.confidence[rows] = block[self.within_block[: len(block)], prediction]
+        self.prediction[rows] = prediction
+        in_range = self.confidence[rows].view(self.bit_type).max() <= self.one_bits
+        return in_range, np.einsum("ij->i", block)
+
+    def redo_in_floats(self, rows: slice, block: NDArray) -> None:
+        """Float argmax of a block holding -0.0, whose sign bit the integers saw."""
+        self.prediction[rows] = np.argmax(block, axis=1)
+        self.confidence[rows] = block[self.within_block[: len(block)], self.prediction[rows]]
+
+    def summary(self, label_scores: NDArray | None) -> RowSummary:
+        """The summary once every block passed."""
+        return RowSummary(label_scores, self.confidence, self.prediction)
+
+
+def _block_scan(array: NDArray, top_label: bool) -> _RangeAndSums:
+    if not top_label:
+        return _RangeAndSums(array)
+    if array.shape[1] <= COLUMN_LOOP_MAX_K:
+        return _ColumnLoopTopLabel(array)
+    return _ArgmaxTopLabel(array)
+
+
+def scan_rows(
+    array: NDArray,
+    tolerance: float,
+    *,
+    labels: NDArray | None = None,
+    top_label: bool = False,
+) -> RowScan:
+    """One blocked pass over float32/float64 ``(N, K)`` probabilities.
+
+    Checks that every value is in [0, 1] (no NaN) and that every row sums to 1 within
+    ``tolerance``, and takes the label's probability of each row (when ``labels`` are
+    given) and the top label (with ``top_label``), while each row block is in cache.
+    Stops at the first invalid block.
+
+    Returns
+    -------
+    RowScan
+        ``(summary, None)``, or ``(RowSummary(), problem)`` at the first problem.
+    """
+    n_rows, n_classes = array.shape
+    scan = _block_scan(array, top_label)
+    label_scores = None if labels is None else np.empty(n_rows, dtype=array.dtype)
+    within_block = np.arange(min(n_rows, block_rows(n_classes)))
+    for rows in row_blocks(n_rows, n_classes):
+        block = array[rows]
+        if labels is not None:
+            label_scores[rows] = block[within_block[: len(block)], labels[rows]]
+        in_range, row_sums = scan.block(rows, block)
+        if not in_range:
+            # NaN propagates through min/max, so this catches NaN, inf and out-of-range
+            # values; what passes it is -0.0, a valid 0 whose sign bit the integers saw.
+            if not (block.min() >= 0 and block.max() <= 1):
+                return RowScan(RowSummary(), RowProblem(rows.start, out_of_range=True))
+            scan.redo_in_floats(rows, block)
+        off = np.abs(row_sums - 1) > tolerance
+        if off.any():
+            row = int(np.flatnonzero(off)[0])
+            problem = RowProblem(rows.start + row, False, float(row_sums[row]))
+            return RowScan(RowSummary(), problem)
+    return RowScan(scan.summary(label_scores), None)
