@@ -15,15 +15,15 @@ from scipy.special import log_softmax, softmax
 
 from calibration_toolbox._validation import NotFittedError
 from calibration_toolbox.recalibration._base import Recalibrator, load_recalibrator
+from calibration_toolbox.recalibration._linear_fit import PenalisedNLL as _PenalisedNLL
+from calibration_toolbox.recalibration._preconditioner import Coordinates as _Coordinates
+from calibration_toolbox.recalibration._softmax_nll import _CHUNK_ELEMENTS, SINGLE, Extras
+from calibration_toolbox.recalibration._softmax_nll import SoftmaxNLL as _SoftmaxNLL
 from calibration_toolbox.recalibration.linear import (
-    _CHUNK_ELEMENTS,
     FALLBACK_RIDGE,
     DirichletCalibration,
     MatrixScaling,
     VectorScaling,
-    _Coordinates,
-    _PenalisedNLL,
-    _SoftmaxNLL,
 )
 
 # (name, factory, takes probabilities): every configuration the invariants are checked on.
@@ -601,12 +601,12 @@ def test_float32_stages_reach_the_float64_optimum(monkeypatch, config, dtype):
     # so the fitted loss is that of a fit made of float64 passes only, within the 1e-8 the
     # exactness contract allows (measured: up to 2e-9; the parameters of these flat
     # optima are not compared).
-    from calibration_toolbox.recalibration import linear
+    from calibration_toolbox.recalibration import _linear_fit as linear
 
     logits, labels = make_problem(seed=7, n=3000, k=6, scale=3.0)
     X = inputs(config, logits).astype(dtype)
     staged = fit(config, X, labels)
-    all_double = tuple((False, *stage[1:]) for stage in linear._STAGES)
+    all_double = tuple(stage._replace(precision=np.dtype(np.float64)) for stage in linear._STAGES)
     monkeypatch.setattr(linear, "_STAGES", all_double)
     reference = fit(config, X, labels)
     staged_nll = mean_nll(calibrated_log_prob(staged, X), labels)
@@ -620,7 +620,7 @@ def test_pass_in_float32_is_close_to_float64():
     rng = np.random.default_rng(3)
     matrix, intercept = np.eye(5) + rng.normal(0, 0.1, (5, 5)), rng.normal(0, 0.1, 5)
     double = nll(matrix, intercept)
-    single = nll(matrix, intercept, single=True)
+    single = nll(matrix, intercept, precision=SINGLE)
     assert abs(single.loss - double.loss) <= 1e-6 * double.loss
     assert_allclose(single.grad_matrix, double.grad_matrix, rtol=0, atol=1e-6)
     # The loss is exact in float64: against the log-softmax written out.
@@ -651,9 +651,9 @@ def test_pass_over_chunks_is_exact_and_independent_of_threads(diagonal):
     shape = (k,) if diagonal else (k, k)
     matrix = nll.identity + rng.normal(0, 0.05, shape)
     intercept = rng.normal(0, 0.3, k)
-    alone = nll(matrix, intercept, curvature=True)
-    with ThreadPoolExecutor(3) as nll.pool:
-        shared = nll(matrix, intercept, curvature=True)
+    alone = nll(matrix, intercept, extras=Extras.CURVATURE)
+    with ThreadPoolExecutor(3) as pool:
+        shared = nll(matrix, intercept, extras=Extras.CURVATURE, pool=pool)
     # Bit for bit, whatever the threads.
     assert alone.loss == shared.loss
     assert_array_equal(alone.grad_matrix, shared.grad_matrix)
