@@ -212,7 +212,8 @@ def test_vector_scaling_is_diagonal_dirichlet_on_log_probabilities():
     prob = softmax(logits, axis=1)
     vector = VectorScaling().fit(np.log(prob), labels)
     dirichlet = DirichletCalibration(matrix_type="diagonal").fit(prob, labels)
-    assert_allclose(np.diag(dirichlet.coef_), vector.coef_, rtol=1e-6)
+    assert dirichlet.coef_.shape == vector.coef_.shape == (3,)  # one convention: (K,)
+    assert_allclose(dirichlet.coef_, vector.coef_, rtol=1e-6)
     assert_allclose(dirichlet.predict_proba(prob), vector.predict_proba(np.log(prob)), atol=1e-9)
 
 
@@ -446,6 +447,32 @@ def test_round_trip_gives_identical_predictions(config, tmp_path):
     assert_array_equal(load_recalibrator(path).predict_proba(X), model.predict_proba(X))
 
 
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_set_params_after_fit_leaves_predictions_unchanged(config):
+    # The fitted state holds everything prediction needs: changing any setting after fit
+    # (to another valid value) moves no prediction until the next fit.
+    logits, labels = make_problem(seed=19)
+    X = inputs(config, logits)
+    if CONFIGS[config][1]:
+        X[:20, 0] = 1e-9  # probabilities below the new `eps` below
+        X /= X.sum(axis=1, keepdims=True)
+    model = fit(config, X, labels, **REGULARISED[config])
+    before_logits, before_prob = model(X), model.predict_proba(X)
+    others = {
+        "reg_lambda": 7.0,
+        "reg_mu": 7.0,
+        "matrix_type": "full" if config == "dirichlet-diagonal" else "diagonal",
+        "eps": 1e-3,
+        "num_classes": 9,
+        "max_iter": 2,
+        "tol": 0.5,
+        "n_jobs": 1,
+    }
+    model.set_params(**{name: others[name] for name in model.get_params()})
+    assert_array_equal(model(X), before_logits)
+    assert_array_equal(model.predict_proba(X), before_prob)
+
+
 def test_get_and_set_params():
     model = DirichletCalibration(reg_lambda=2.0, matrix_type="diagonal")
     assert model.get_params() == {
@@ -507,14 +534,20 @@ def test_invalid_settings(params, error, message):
         ({"eps": 0.0}, ValueError, r"`eps` must be a number in \(0, 1\)"),
         ({"eps": "tiny"}, TypeError, r"`eps` must be a number in \(0, 1\)"),
         ({"n_jobs": 0}, ValueError, "`n_jobs` must be None or an integer >= 1; got 0"),
-        ({"n_jobs": 2.0}, ValueError, "`n_jobs` must be None or an integer >= 1; got 2.0"),
-        ({"n_jobs": True}, ValueError, "`n_jobs` must be None or an integer >= 1; got True"),
+        # Every wrong type is a TypeError, every wrong value a ValueError.
+        ({"n_jobs": 2.0}, TypeError, "`n_jobs` must be None or an integer >= 1; got 2.0"),
+        ({"n_jobs": True}, TypeError, "`n_jobs` must be None or an integer >= 1; got True"),
+        ({"n_jobs": "2"}, TypeError, "`n_jobs` must be None or an integer >= 1; got '2'"),
+        ({"num_classes": "3"}, TypeError, "`num_classes` must be None or an integer >= 2"),
     ],
 )
 def test_invalid_dirichlet_settings(params, error, message):
     logits, labels = make_problem()
     with pytest.raises(error, match=message):
         DirichletCalibration(**params).fit(softmax(logits, axis=1), labels)
+    if "n_jobs" in params:
+        with pytest.raises(error, match=message):
+            VectorScaling(**params).fit(logits, labels)
 
 
 def test_invalid_data():

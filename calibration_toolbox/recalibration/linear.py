@@ -18,18 +18,36 @@ parameters minimise the weighted mean negative log-likelihood plus a quadratic p
     + \sum_{k,j} c_{kj} (W - I)_{kj}^2 + \sum_k d_k b_k^2,
     \qquad s_i = W x_i + b,
 
-whose per-entry weights ``c`` and ``d`` each class documents.  The loss is convex; it is
-minimised from the identity map (``W = I``, ``b = 0``) by SciPy's L-BFGS-B with the
-analytic gradient, so the fitted penalised loss, and hence the training NLL, is never
-above the identity map's.  Each evaluation is one pass over the features in row blocks
-(a few MiB of scratch space per thread whatever the size of the calibration set); for a
-diagonal ``W`` the blocks are shared by ``n_jobs`` threads, with the same result to the
-last bit for any number of threads.  The optimiser
-works in coordinates preconditioned by the curvature of the loss, refreshed twice on the
-way (see ``_Coordinates``), which makes the number of iterations small and insensitive
-to the scale or offset of the features.  The passes before the first refresh and until
-the second compute in float32, at about half the cost; the last stage computes in
-float64, so the fit is as exact as a float64-only one.
+whose per-entry weights ``c`` and ``d`` each class documents.  Each class stores the map
+in ``coef_`` and ``intercept_``: ``coef_`` is the vector ``a`` (shape (K,)) for a
+diagonal map and the matrix ``W`` (shape (K, K)) for a full one.
+
+The loss is convex; it is minimised from the identity map (``W = I``, ``b = 0``) by
+SciPy's L-BFGS-B with the analytic gradient, so the fitted penalised loss, and hence the
+training NLL, is never above the identity map's.  Each evaluation is one pass over the
+features in row blocks (a few MiB of scratch space per thread whatever the size of the
+calibration set; ``_softmax_nll``); for a diagonal ``W`` the blocks are shared by
+``n_jobs`` threads, with the same result to the last bit for any number of threads.  The
+optimiser works in coordinates preconditioned by the curvature of the loss
+(``_preconditioner``), refreshed twice on the way, which makes the number of iterations
+small and insensitive to the scale or offset of the features.  The passes before the
+first refresh and until the second compute in float32, at about half the cost; the last
+stage computes in float64, so the fit is as exact as a float64-only one
+(``_linear_fit``).
+
+Stopping rule (``tol``): the last stage stops when every entry of the gradient of the
+penalised loss in its preconditioned coordinates is at most ``tol`` in absolute value, or
+when an iteration lowers the penalised loss by less than ``1e-6 * tol`` relative (or
+after ``max_iter`` iterations, all stages together).  With the curvature weights ``h_ik
+= w_i p_ik (1 - p_ik)`` at the start of that stage (normalised weights ``w``, calibrated
+probabilities ``p``), the coordinates are ``c_k = b_k + sum_j m_kj W_kj`` and ``V_kj =
+s_kj W_kj``, where ``m_kj`` is the ``h_k``-weighted mean of feature ``j`` and ``s_kj`` its
+``h_k``-weighted standard deviation (each with the penalty's curvature added to the
+weights' total and to the spread), rotated by an orthogonal map that removes the
+directions along which the softmax does not change.  The gradient in ``c_k`` is the
+gradient in ``b_k``, and a unit step in any coordinate moves the scores about as much as
+a unit step in ``b_k``: ``tol`` is on the scale of the scores, not of the features
+(logits of 1e4 or 1e-2 alike).
 
 Adding a constant to every score leaves the softmax unchanged, so ``b`` and, for a full
 ``W``, the columns of ``W`` are determined only up to such shifts; the stored map is the
@@ -39,30 +57,101 @@ equivalent one with the smallest penalty, and where the penalty does not decide,
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import os
-import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_softmax
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import Recalibrator
-from calibration_toolbox.recalibration._linear_fit import PenalisedNLL, minimise
+from calibration_toolbox.recalibration._linear_fit import MapFit, PenalisedNLL, minimise
 from calibration_toolbox.recalibration._softmax_nll import SoftmaxNLL, map_blocks
 
 __all__ = ["DirichletCalibration", "MatrixScaling", "VectorScaling"]
 
 # Ridge added, as FALLBACK_RIDGE * (mean((W - I)**2) + mean(b**2)), when the
 # maximum-likelihood map does not exist or is not unique and the user's penalty leaves
-# some parameters free (see `_LinearSoftmaxRecalibrator.fit`).
+# some parameters free (see `_fit_map`).
 FALLBACK_RIDGE = 1e-2
+_RIDGE_NOTICE = f"a ridge penalty {FALLBACK_RIDGE:g} * (mean((W - I)**2) + mean(b**2)) is added"
 
 # log of the smallest positive float64: calibrated probabilities below it are 0.
 _LOG_TINY = float(np.log(np.finfo(np.float64).smallest_subnormal))
+
+
+# -- parameter checks: one function per concept, a table (name -> check) per class ---------
+def _is_integer(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _non_negative_number(value: object, name: str) -> float:
+    """A finite number >= 0 (a penalty weight)."""
+    if not _is_real(value):
+        raise TypeError(f"`{name}` must be a non-negative number; got {value!r}.")
+    if not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"`{name}` must be a non-negative finite number; got {value!r}.")
+    return float(value)
+
+
+def _positive_number(value: object, name: str) -> float:
+    """A finite number > 0 (a tolerance)."""
+    if not _is_real(value):
+        raise TypeError(f"`{name}` must be a positive number; got {value!r}.")
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"`{name}` must be a positive finite number; got {value!r}.")
+    return float(value)
+
+
+def _open_unit_interval(value: object, name: str) -> float:
+    """A number in (0, 1) (a probability floor)."""
+    if not _is_real(value):
+        raise TypeError(f"`{name}` must be a number in (0, 1); got {value!r}.")
+    if not 0 < value < 1:
+        raise ValueError(f"`{name}` must be a number in (0, 1); got {value!r}.")
+    return float(value)
+
+
+def _integer(smallest: int, *, optional: bool = False) -> Callable[[object, str], int | None]:
+    """The check of an integer >= ``smallest`` (or None, when ``optional``)."""
+    expected = f"None or an integer >= {smallest}" if optional else f"an integer >= {smallest}"
+
+    def check(value: object, name: str) -> int | None:
+        if optional and value is None:
+            return None
+        if not _is_integer(value):
+            raise TypeError(f"`{name}` must be {expected}; got {value!r}.")
+        if value < smallest:
+            raise ValueError(f"`{name}` must be {expected}; got {value!r}.")
+        return int(value)
+
+    return check
+
+
+def _one_of(*choices: str) -> Callable[[object, str], str]:
+    """The check of one of the strings ``choices``."""
+    return lambda value, name: iv.check_choice(value, name, choices)
+
+
+# Settings of every linear recalibrator, then those of the classes whose passes use
+# threads of their own (a diagonal map).
+_FIT_CHECKS = {
+    "num_classes": _integer(2, optional=True),
+    "max_iter": _integer(1),
+    "tol": _positive_number,
+}
+_THREAD_CHECKS = {"n_jobs": _integer(1, optional=True)}
 
 
 def _available_cores() -> int:
@@ -72,215 +161,243 @@ def _available_cores() -> int:
     return os.cpu_count() or 1
 
 
-def _check_optional_integer(value: object, name: str, smallest: int) -> int | None:
-    """``value`` as an int, or None; a ValueError unless it is None or an integer >= smallest."""
-    if value is None:
-        return None
-    if (
-        isinstance(value, (bool, np.bool_))
-        or not isinstance(value, numbers.Integral)
-        or value < smallest
-    ):
-        raise ValueError(f"`{name}` must be None or an integer >= {smallest}; got {value!r}.")
-    return int(value)
+def _threads(n_jobs: int | None) -> int:
+    """Threads for the passes over a diagonal map (``n_jobs``; None: every core)."""
+    return _available_cores() if n_jobs is None else n_jobs
 
 
-def _check_penalty(value: object, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a non-negative number; got {value!r}.")
-    if not (np.isfinite(value) and value >= 0):
-        raise ValueError(f"`{name}` must be a non-negative finite number; got {value!r}.")
-    return float(value)
+# -- the model a fit describes ---------------------------------------------------------------
+class _Penalty(NamedTuple):
+    """Weights of the mean squared entries of ``W - I`` on the diagonal, off it, and of ``b``.
+
+    The penalty is ``diagonal * mean_k (W_kk - 1)**2 + off_diagonal * mean_{k != j}
+    W_kj**2 + intercept * mean_k b_k**2`` (a diagonal map has no off-diagonal entries).
+    """
+
+    diagonal: float
+    off_diagonal: float
+    intercept: float
+
+    def weights(self, n_classes: int, diagonal_map: bool) -> tuple[NDArray, NDArray]:
+        """Per-entry weights on ``W - I`` (shaped like ``W``) and on ``b``."""
+        intercept = np.full(n_classes, self.intercept / n_classes)
+        if diagonal_map:
+            return np.full(n_classes, self.diagonal / n_classes), intercept
+        matrix = np.full((n_classes, n_classes), self.off_diagonal / (n_classes * (n_classes - 1)))
+        np.fill_diagonal(matrix, self.diagonal / n_classes)
+        return matrix, intercept
 
 
-class _LinearSoftmaxRecalibrator(Recalibrator):
-    """Shared fit and prediction; subclasses define the features, shape and penalty."""
+@dataclass(frozen=True)
+class _LinearModel:
+    """What a fit needs, computed once at ``fit`` from the checked parameters.
 
-    _fitted_attributes = ("coef_", "intercept_", "n_classes_", "n_iter_", "n_passes_", "ridge_")
+    The map is ``softmax(W x + b)`` with ``W = diag(a)`` when ``diagonal``; the features
+    ``x`` are the logits when ``eps`` is None, else the log-probabilities ``log(max(p,
+    eps))``.
+    """
 
-    # -- hooks -------------------------------------------------------------------------
-    def _is_diagonal(self) -> bool:
-        raise NotImplementedError
+    diagonal: bool
+    eps: float | None
+    penalty: _Penalty
+    # Threads that share each pass over a diagonal map (a full map's are BLAS's own).
+    threads: int
+    num_classes: int | None
+    max_iter: int
+    tol: float
 
-    def _penalty(self, n_classes: int) -> tuple[NDArray, NDArray]:
-        """Per-entry penalty weights on ``W - I`` and on ``b``."""
-        raise NotImplementedError
 
-    def _validated_input(self, X: ArrayLike) -> NDArray:
-        return iv.check_logits(X, "X")
+def _features(data: NDArray, eps: float | None) -> NDArray:
+    """The map's features of validated input: logits as they are, or ``log(max(p, eps))``."""
+    if eps is None:
+        return data
+    # The same dtype as the input, so a float32 set costs one float32 copy; at least the
+    # smallest normal number of that dtype, so that log never sees 0.
+    floor = max(eps, float(np.finfo(data.dtype).tiny))
+    features = np.maximum(data, data.dtype.type(floor))
+    return np.log(features, out=features)
 
-    def _features(self, block: NDArray) -> NDArray:
-        """Features of a block of validated input, in the input's dtype."""
-        return block
 
-    def _output(self, scores: NDArray) -> NDArray:
-        return scores
+def _checked_input(X: ArrayLike, probabilities: bool) -> NDArray:
+    """``X`` validated as (N, K) probabilities or logits (the only array checks here)."""
+    if probabilities:
+        return iv.check_prob(X, name="X")[0]
+    return iv.check_logits(X, "X")
 
-    # -- shared checks -----------------------------------------------------------------
-    def _check_common(self) -> tuple[float, int]:
-        tol, max_iter = self.tol, self.max_iter
-        if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real):
-            raise TypeError(f"`tol` must be a positive number; got {tol!r}.")
-        if not (np.isfinite(tol) and tol > 0):
-            raise ValueError(f"`tol` must be a positive finite number; got {tol!r}.")
-        if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, numbers.Integral):
-            raise TypeError(f"`max_iter` must be an integer >= 1; got {max_iter!r}.")
-        if max_iter < 1:
-            raise ValueError(f"`max_iter` must be an integer >= 1; got {max_iter!r}.")
-        _check_optional_integer(self.num_classes, "num_classes", 2)
-        return float(tol), int(max_iter)
 
-    def _threads(self) -> int:
-        """Threads for the passes over a diagonal map (``n_jobs``; None: every core)."""
-        n_jobs = _check_optional_integer(self.n_jobs, "n_jobs", 1)
-        return _available_cores() if n_jobs is None else n_jobs
+# -- the fit, with its fallback ridge ----------------------------------------------------------
+def _ridge_before_fit(class_weight: NDArray, n_positive: int, free: int) -> float:
+    """``FALLBACK_RIDGE`` (with a warning) when the data alone leave the map undetermined.
 
-    def _check_num_classes(self, n_classes: int) -> None:
-        if self.num_classes is not None and n_classes != self.num_classes:
-            raise ValueError(
-                f"`X` has {n_classes} classes but `num_classes` is {self.num_classes}."
+    That is when a class never occurs (its probability then goes to 0 with unbounded
+    parameters, unless the penalty bounds every parameter) or when fewer samples have a
+    positive weight than there are unpenalised (``free``) parameters.  Else 0.
+    """
+    absent = np.flatnonzero(class_weight == 0)
+    if absent.size:
+        if free:
+            consequence = (
+                "the maximum-likelihood map sends their probability to 0 with unbounded "
+                f"parameters, so {_RIDGE_NOTICE}"
             )
+        else:
+            consequence = "their calibrated probabilities are bounded by the penalty alone"
+        warn(f"classes {absent.tolist()} never occur in `y` (or have zero weight); {consequence}.")
+        return FALLBACK_RIDGE if free else 0.0
+    if n_positive < free:
+        warn(
+            f"{n_positive} calibration samples are fewer than the {free} unpenalised "
+            f"parameters, so the maximum-likelihood map is not unique; "
+            f"{_RIDGE_NOTICE}. Set `reg_lambda`/`reg_mu` to choose the "
+            "regularisation yourself."
+        )
+        return FALLBACK_RIDGE
+    return 0.0
 
-    # -- fit ---------------------------------------------------------------------------
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
-        """Fit the map on calibration data ``X`` (N, K) and labels ``y`` (N,); returns self."""
-        tol, max_iter = self._check_common()
-        threads = self._threads()
-        diagonal = self._is_diagonal()
-        data = self._validated_input(X)
-        n_samples, n_classes = data.shape
-        self._check_num_classes(n_classes)
-        penalty_matrix, penalty_intercept = self._penalty(n_classes)
-        labels = iv.check_labels(y, n_samples, n_classes, name="y")
-        weights = iv.check_sample_weight(sample_weight, n_samples)
-        features = self._features(data)
 
-        class_weight = np.bincount(labels, weights=weights, minlength=n_classes)
-        free = np.count_nonzero(penalty_matrix == 0) + np.count_nonzero(penalty_intercept == 0)
-        n_positive = n_samples if weights is None else int(np.count_nonzero(weights))
-        ridge = 0.0
-        absent = np.flatnonzero(class_weight == 0)
-        if absent.size:
-            if free:
-                ridge = FALLBACK_RIDGE
-                consequence = (
-                    "the maximum-likelihood map sends their probability to 0 with unbounded "
-                    f"parameters, so a ridge penalty {FALLBACK_RIDGE:g} * (mean((W - I)**2) + "
-                    "mean(b**2)) is added"
-                )
-            else:
-                consequence = "their calibrated probabilities are bounded by the penalty alone"
-            warnings.warn(
-                f"classes {absent.tolist()} never occur in `y` (or have zero weight); "
-                f"{consequence}.",
-                UserWarning,
-                stacklevel=2,
-            )
-        elif n_positive < free:
-            ridge = FALLBACK_RIDGE
-            warnings.warn(
-                f"{n_positive} calibration samples are fewer than the {free} unpenalised "
-                f"parameters, so the maximum-likelihood map is not unique; a ridge penalty "
-                f"{FALLBACK_RIDGE:g} * (mean((W - I)**2) + mean(b**2)) is added. Set "
-                "`reg_lambda`/`reg_mu` to choose the regularisation yourself.",
-                UserWarning,
-                stacklevel=2,
-            )
+def _separation(fitted: MapFit, min_weight: float) -> str | None:
+    """What the fitted map shows to be separated (so the likelihood is unbounded), or None.
 
-        nll = SoftmaxNLL(features, labels, weights, diagonal)
-        # Threads only for a diagonal map: a full map's passes are BLAS matrix products,
-        # which BLAS already spreads over the cores (threads of our own on top measured
-        # 1.5-2x slower).
-        threads = min(threads, len(nll.chunks)) if diagonal else 1
+    ``min_weight`` is the smallest positive normalised sample weight.
+    """
+    # A set that is not separable has, at every map, a sample whose label is not ranked
+    # strictly first (probability <= 1/2), so its NLL is at least log(2) * (smallest
+    # positive normalised weight); a lower NLL proves that the set is separable and the
+    # likelihood keeps growing along a ray.
+    if fitted.final.loss < np.log(2.0) * min_weight:
+        return "the calibration set is separated perfectly"
+    # Part of the set can be separated from the rest (a class whose few samples lie on the
+    # hull of the features, say): the likelihood then still grows along a ray, which shows
+    # as calibrated probabilities that underflow to 0 where the identity map's did not.
+    if fitted.final.log_smallest < _LOG_TINY <= fitted.identity.log_smallest:
+        return "part of the calibration set is separated from the rest"
+    return None
 
-        def run(ridge):
+
+def _fit_map(
+    nll: SoftmaxNLL, model: _LinearModel, weights: NDArray | None
+) -> tuple[MapFit, float]:
+    """The fitted map and the ridge added to the model's penalty (0 or FALLBACK_RIDGE)."""
+    penalty_matrix, penalty_intercept = model.penalty.weights(nll.n_classes, model.diagonal)
+    free = np.count_nonzero(penalty_matrix == 0) + np.count_nonzero(penalty_intercept == 0)
+    n_samples = len(nll.labels)
+    n_positive = n_samples if weights is None else int(np.count_nonzero(weights))
+    ridge = _ridge_before_fit(nll.class_weight, n_positive, free)
+    # Threads only for a diagonal map: a full map's passes are BLAS matrix products,
+    # which BLAS already spreads over the cores (threads of our own on top measured
+    # 1.5-2x slower).
+    threads = min(model.threads, len(nll.chunks)) if model.diagonal else 1
+    with ThreadPoolExecutor(threads) if threads > 1 else contextlib.nullcontext() as pool:
+
+        def run(ridge: float) -> MapFit:
             objective = PenalisedNLL(
                 nll,
                 penalty_matrix + ridge / nll.identity.size,
-                penalty_intercept + ridge / n_classes,
+                penalty_intercept + ridge / nll.n_classes,
             )
-            if threads == 1:
-                return minimise(objective, tol, max_iter)
-            with ThreadPoolExecutor(threads) as pool:
-                return minimise(objective, tol, max_iter, pool)
+            return minimise(objective, model.tol, model.max_iter, pool)
 
-        matrix, intercept, final, identity, n_iter, result = run(ridge)
-        if ridge == 0 and free:
-            # A set that is not separable has, at every map, a sample whose label is not
-            # ranked strictly first (probability <= 1/2), so its NLL is at least
-            # log(2) * (smallest positive normalised weight); a lower NLL proves that the
-            # set is separable and the likelihood keeps growing along a ray.
-            min_weight = (
-                1.0 / n_samples if weights is None else weights[weights > 0].min() / weights.sum()
+        fitted = run(ridge)
+        if ridge or not free:
+            return fitted, ridge
+        min_weight = (
+            1.0 / n_samples if weights is None else weights[weights > 0].min() / weights.sum()
+        )
+        separated = _separation(fitted, min_weight)
+        if not separated:
+            return fitted, ridge
+        warn(
+            f"{separated}, so the likelihood keeps growing as the map's parameters grow "
+            f"without bound; {_RIDGE_NOTICE}."
+        )
+        refit = run(FALLBACK_RIDGE)
+        return refit._replace(n_iter=fitted.n_iter + refit.n_iter), FALLBACK_RIDGE
+
+
+def _warn_if_not_converged(name: str, fitted: MapFit, model: _LinearModel) -> None:
+    result = fitted.result
+    if result.success:
+        return
+    # L-BFGS-B also stops when rounding defeats its line search; that is a converged fit
+    # when the gradient is already negligible.
+    gradient = np.max(np.abs(result.jac))
+    if fitted.n_iter >= model.max_iter or not gradient <= np.sqrt(model.tol):
+        warn(
+            f"{name} did not converge ({result.message}); the map reached after "
+            f"{fitted.n_iter} iterations is used."
+        )
+
+
+class _LinearSoftmaxRecalibrator(Recalibrator):
+    """Shared fit and prediction of ``softmax(W x + b)``.
+
+    Each class declares its settings' checks (``_parameter_checks``: name -> check) and
+    turns the checked settings into one :class:`_LinearModel` (``_model``); whether it
+    takes probabilities (features ``log p``, output the calibrated log-probabilities) or
+    logits is ``_takes_probabilities``.  The fitted state alone drives prediction: a
+    diagonal map is a ``coef_`` of shape (K,), a full one of shape (K, K).
+    """
+
+    _fitted_attributes: ClassVar[tuple[str, ...]] = (
+        "coef_",
+        "intercept_",
+        "n_classes_",
+        "n_iter_",
+        "n_passes_",
+        "ridge_",
+    )
+    _parameter_checks: ClassVar[dict[str, Callable[[Any, str], Any]]] = {}
+    _takes_probabilities: ClassVar[bool] = False
+
+    def _model(self, **params: Any) -> _LinearModel:
+        raise NotImplementedError
+
+    def _checked_model(self) -> _LinearModel:
+        params = {
+            name: check(getattr(self, name), name)
+            for name, check in self._parameter_checks.items()
+        }
+        return self._model(**params)
+
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
+        """Fit the map on calibration data ``X`` (N, K) and labels ``y`` (N,); returns self."""
+        model = self._checked_model()
+        data = _checked_input(X, self._takes_probabilities)
+        n_samples, n_classes = data.shape
+        if model.num_classes is not None and n_classes != model.num_classes:
+            raise ValueError(
+                f"`X` has {n_classes} classes but `num_classes` is {model.num_classes}."
             )
-            if final.loss < np.log(2.0) * min_weight:
-                separated = "the calibration set is separated perfectly"
-            # Part of the set can be separated from the rest (a class whose few samples lie
-            # on the hull of the features, say): the likelihood then still grows along a
-            # ray, which shows as calibrated probabilities that underflow to 0 where the
-            # identity map's did not.
-            elif final.log_smallest < _LOG_TINY <= identity.log_smallest:
-                separated = "part of the calibration set is separated from the rest"
-            else:
-                separated = None
-            if separated:
-                ridge = FALLBACK_RIDGE
-                warnings.warn(
-                    f"{separated}, so the likelihood keeps growing as the map's parameters "
-                    f"grow without bound; a ridge penalty {FALLBACK_RIDGE:g} * "
-                    "(mean((W - I)**2) + mean(b**2)) is added.",
-                    UserWarning,
-                    stacklevel=2,
-                )
-                matrix, intercept, final, identity, more_iter, result = run(ridge)
-                n_iter += more_iter
-        if not result.success:
-            # L-BFGS-B also stops when rounding defeats its line search; that is a
-            # converged fit when the gradient is already negligible.
-            gradient = np.max(np.abs(result.jac))
-            if n_iter >= max_iter or not gradient <= np.sqrt(tol):
-                warnings.warn(
-                    f"{type(self).__name__} did not converge ({result.message}); the map "
-                    f"reached after {n_iter} iterations is used.",
-                    UserWarning,
-                    stacklevel=2,
-                )
-
-        self.coef_ = self._store_matrix(matrix)
-        self.intercept_ = intercept
+        labels = iv.check_labels(y, n_samples, n_classes, name="y")
+        weights = iv.check_sample_weight(sample_weight, n_samples)
+        nll = SoftmaxNLL(_features(data, model.eps), labels, weights, model.diagonal)
+        fitted, ridge = _fit_map(nll, model, weights)
+        _warn_if_not_converged(type(self).__name__, fitted, model)
+        self.coef_ = fitted.matrix
+        self.intercept_ = fitted.intercept
+        if model.eps is not None:
+            self.eps_ = model.eps
         self.n_classes_ = int(n_classes)
-        self.n_iter_ = n_iter
+        self.n_iter_ = fitted.n_iter
         self.n_passes_ = int(nll.passes)
         self.ridge_ = float(ridge)
         return self
 
-    def _store_matrix(self, matrix: NDArray) -> NDArray:
-        return matrix
-
-    def _map_matrix(self) -> NDArray:
-        return self.coef_
-
-    # -- predict -----------------------------------------------------------------------
     def _calibrated_logits(self, X: ArrayLike) -> NDArray:
-        data = self._validated_input(X)
+        data = _checked_input(X, self._takes_probabilities)
         self._check_n_classes(data.shape[1])
-        matrix = self._map_matrix()
+        eps = float(self.eps_) if self._takes_probabilities else None
+        matrix = np.asarray(self.coef_, dtype=np.float64)
         intercept = np.asarray(self.intercept_, dtype=np.float64)
         diagonal = matrix.ndim == 1
         out = np.empty(data.shape, dtype=data.dtype)
         for rows in map_blocks(len(data), data.shape[1], diagonal):
-            block = self._features(data[rows]).astype(np.float64, copy=False)
+            block = _features(data[rows], eps).astype(np.float64, copy=False)
             scores = block * matrix if diagonal else block @ matrix.T
             scores += intercept
-            out[rows] = self._output(scores)
+            # Probabilities in, calibrated log-probabilities out.
+            out[rows] = log_softmax(scores, axis=1) if self._takes_probabilities else scores
         return out
-
-
-def _offdiagonal_penalty(n_classes: int, reg_lambda: float, reg_mu: float):
-    """ODIR weights: lambda / (K (K - 1)) off the diagonal, 0 on it, mu / K on ``b``."""
-    penalty_matrix = np.full((n_classes, n_classes), reg_lambda / (n_classes * (n_classes - 1)))
-    np.fill_diagonal(penalty_matrix, 0.0)
-    return penalty_matrix, np.full(n_classes, reg_mu / n_classes)
 
 
 class VectorScaling(_LinearSoftmaxRecalibrator):
@@ -316,27 +433,33 @@ class VectorScaling(_LinearSoftmaxRecalibrator):
     num_classes : int or None, default None
         Number of classes; when given, ``fit`` checks that ``X`` has that many columns.
     max_iter : int, default 1000
-        Maximum number of L-BFGS-B iterations.
+        Maximum number of L-BFGS-B iterations, all stages together (a refit with the
+        fallback ridge, see above, has as many again).
     tol : float, default 1e-8
-        L-BFGS-B's ``gtol`` on the gradient with respect to the map applied to standardised
-        logits.
+        Stopping tolerance of the last (float64) L-BFGS-B stage: the largest entry of the
+        penalised loss's gradient in the optimiser's preconditioned coordinates, in which
+        every parameter moves the scores as an intercept does (see "Stopping rule" in
+        :mod:`calibration_toolbox.recalibration.linear`); an iteration that lowers the
+        penalised loss by less than ``1e-6 * tol`` relative also stops the fit.
     n_jobs : int or None, default None
         Threads that share each pass over the data for a diagonal map (None: every
         CPU this process may use).  The rows are split into chunks fixed by the data's
         shape alone, so the fitted map is the same, to the last bit, for any ``n_jobs``.
+        Sets of fewer than ``2**22`` values (N x K) are one chunk, passed over by one
+        thread.
 
     Attributes
     ----------
     coef_ : ndarray of shape (K,)
-        Fitted ``a``.
+        Fitted ``a`` (the diagonal of ``W``).
     intercept_ : ndarray of shape (K,)
         Fitted ``b``.
     n_classes_ : int
         Number of classes seen in ``fit``.
     n_iter_ : int
-        L-BFGS-B iterations.
+        L-BFGS-B iterations (of both fits when the fallback ridge was added after a first).
     n_passes_ : int
-        Passes over the calibration logits (objective evaluations).
+        Passes over the calibration logits (each evaluates the loss and its gradient).
     ridge_ : float
         Ridge weight added because the maximum-likelihood map does not exist (else 0).
 
@@ -376,13 +499,22 @@ class VectorScaling(_LinearSoftmaxRecalibrator):
         self.tol = tol
         self.n_jobs = n_jobs
 
-    def _is_diagonal(self) -> bool:
-        return True
+    _parameter_checks: ClassVar = {
+        "reg_lambda": _non_negative_number,
+        **_FIT_CHECKS,
+        **_THREAD_CHECKS,
+    }
 
-    def _penalty(self, n_classes: int) -> tuple[NDArray, NDArray]:
-        reg_lambda = _check_penalty(self.reg_lambda, "reg_lambda")
-        weight = np.full(n_classes, reg_lambda / n_classes)
-        return weight, weight.copy()
+    def _model(self, *, reg_lambda, num_classes, max_iter, tol, n_jobs) -> _LinearModel:
+        return _LinearModel(
+            diagonal=True,
+            eps=None,
+            penalty=_Penalty(diagonal=reg_lambda, off_diagonal=0.0, intercept=reg_lambda),
+            threads=_threads(n_jobs),
+            num_classes=num_classes,
+            max_iter=max_iter,
+            tol=tol,
+        )
 
 
 class MatrixScaling(_LinearSoftmaxRecalibrator):
@@ -426,10 +558,14 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
     num_classes : int or None, default None
         Number of classes; when given, ``fit`` checks that ``X`` has that many columns.
     max_iter : int, default 1000
-        Maximum number of L-BFGS-B iterations.
+        Maximum number of L-BFGS-B iterations, all stages together (a refit with the
+        fallback ridge, see above, has as many again).
     tol : float, default 1e-8
-        L-BFGS-B's ``gtol`` on the gradient with respect to the map applied to standardised
-        logits.
+        Stopping tolerance of the last (float64) L-BFGS-B stage: the largest entry of the
+        penalised loss's gradient in the optimiser's preconditioned coordinates, in which
+        every parameter moves the scores as an intercept does (see "Stopping rule" in
+        :mod:`calibration_toolbox.recalibration.linear`); an iteration that lowers the
+        penalised loss by less than ``1e-6 * tol`` relative also stops the fit.
 
     Attributes
     ----------
@@ -440,9 +576,9 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
     n_classes_ : int
         Number of classes seen in ``fit``.
     n_iter_ : int
-        L-BFGS-B iterations.
+        L-BFGS-B iterations (of both fits when the fallback ridge was added after a first).
     n_passes_ : int
-        Passes over the calibration logits (objective evaluations).
+        Passes over the calibration logits (each evaluates the loss and its gradient).
     ridge_ : float
         Ridge weight added because the maximum-likelihood map does not exist (else 0).
 
@@ -486,18 +622,22 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
         self.max_iter = max_iter
         self.tol = tol
 
-    def _is_diagonal(self) -> bool:
-        return False
+    _parameter_checks: ClassVar = {
+        "reg_lambda": _non_negative_number,
+        "reg_mu": _non_negative_number,
+        **_FIT_CHECKS,
+    }
 
-    def _threads(self) -> int:
-        # A full map: its passes are BLAS matrix products, threaded by BLAS.
-        return 1
-
-    def _penalty(self, n_classes: int) -> tuple[NDArray, NDArray]:
-        return _offdiagonal_penalty(
-            n_classes,
-            _check_penalty(self.reg_lambda, "reg_lambda"),
-            _check_penalty(self.reg_mu, "reg_mu"),
+    def _model(self, *, reg_lambda, reg_mu, num_classes, max_iter, tol) -> _LinearModel:
+        return _LinearModel(
+            diagonal=False,
+            eps=None,
+            penalty=_Penalty(diagonal=0.0, off_diagonal=reg_lambda, intercept=reg_mu),
+            # A full map: its passes are BLAS matrix products, threaded by BLAS.
+            threads=1,
+            num_classes=num_classes,
+            max_iter=max_iter,
+            tol=tol,
         )
 
 
@@ -542,30 +682,39 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
     num_classes : int or None, default None
         Number of classes; when given, ``fit`` checks that ``X`` has that many columns.
     max_iter : int, default 1000
-        Maximum number of L-BFGS-B iterations.
+        Maximum number of L-BFGS-B iterations, all stages together (a refit with the
+        fallback ridge, see above, has as many again).
     tol : float, default 1e-8
-        L-BFGS-B's ``gtol`` on the gradient with respect to the map applied to standardised
-        log-probabilities.
+        Stopping tolerance of the last (float64) L-BFGS-B stage: the largest entry of the
+        penalised loss's gradient in the optimiser's preconditioned coordinates, in which
+        every parameter moves the scores as an intercept does (see "Stopping rule" in
+        :mod:`calibration_toolbox.recalibration.linear`); an iteration that lowers the
+        penalised loss by less than ``1e-6 * tol`` relative also stops the fit.
     n_jobs : int or None, default None
         Threads that share each pass over the data when ``matrix_type='diagonal'`` (None:
         every CPU this process may use); a full map's passes are BLAS matrix products,
         which use BLAS's own threads.  The rows are split into chunks fixed by the data's
         shape alone, so the fitted map is the same, to the last bit, for any ``n_jobs``.
+        Sets of fewer than ``2**22`` values (N x K) are one chunk, passed over by one
+        thread.
 
     Attributes
     ----------
-    coef_ : ndarray of shape (K, K)
-        Fitted ``W`` (a diagonal matrix for ``matrix_type='diagonal'``).
+    coef_ : ndarray of shape (K,) or (K, K)
+        Fitted ``W``: its diagonal ``a``, shape (K,), for ``matrix_type='diagonal'``;
+        the matrix, shape (K, K), for ``'full'``.
     intercept_ : ndarray of shape (K,)
         Fitted ``b``.
     n_classes_ : int
         Number of classes seen in ``fit``.
     n_iter_ : int
-        L-BFGS-B iterations.
+        L-BFGS-B iterations (of both fits when the fallback ridge was added after a first).
     n_passes_ : int
-        Passes over the calibration features (objective evaluations).
+        Passes over the calibration features (each evaluates the loss and its gradient).
     ridge_ : float
         Ridge weight added because the maximum-likelihood map does not exist (else 0).
+    eps_ : float
+        The ``eps`` the features were clipped at in ``fit``, used by every prediction.
 
     References
     ----------
@@ -587,6 +736,9 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
     True
     >>> np.round(np.diag(calibrator.coef_), 1)
     array([0.3, 0.3, 0.3])
+    >>> diagonal = DirichletCalibration(matrix_type="diagonal").fit(prob, labels)
+    >>> diagonal.coef_.shape                           # a diagonal map: the vector a
+    (3,)
     """
 
     def __init__(
@@ -610,45 +762,27 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
         self.tol = tol
         self.n_jobs = n_jobs
 
-    def _is_diagonal(self) -> bool:
-        return iv.check_choice(self.matrix_type, "matrix_type", ("full", "diagonal")) == "diagonal"
+    _parameter_checks: ClassVar = {
+        "reg_lambda": _non_negative_number,
+        "reg_mu": _non_negative_number,
+        "matrix_type": _one_of("full", "diagonal"),
+        "eps": _open_unit_interval,
+        **_FIT_CHECKS,
+        **_THREAD_CHECKS,
+    }
+    _fitted_attributes: ClassVar = (*_LinearSoftmaxRecalibrator._fitted_attributes, "eps_")
+    _takes_probabilities: ClassVar = True
 
-    def _penalty(self, n_classes: int) -> tuple[NDArray, NDArray]:
-        penalty_matrix, penalty_intercept = _offdiagonal_penalty(
-            n_classes,
-            _check_penalty(self.reg_lambda, "reg_lambda"),
-            _check_penalty(self.reg_mu, "reg_mu"),
+    def _model(
+        self, *, reg_lambda, reg_mu, matrix_type, eps, num_classes, max_iter, tol, n_jobs
+    ) -> _LinearModel:
+        return _LinearModel(
+            diagonal=matrix_type == "diagonal",
+            eps=eps,
+            # A diagonal map has no off-diagonal entries: only `reg_mu` acts.
+            penalty=_Penalty(diagonal=0.0, off_diagonal=reg_lambda, intercept=reg_mu),
+            threads=_threads(n_jobs),
+            num_classes=num_classes,
+            max_iter=max_iter,
+            tol=tol,
         )
-        if self._is_diagonal():
-            penalty_matrix = np.zeros(n_classes)
-        return penalty_matrix, penalty_intercept
-
-    def _check_eps(self) -> float:
-        eps = self.eps
-        if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real):
-            raise TypeError(f"`eps` must be a number in (0, 1); got {eps!r}.")
-        if not 0 < eps < 1:
-            raise ValueError(f"`eps` must be a number in (0, 1); got {eps!r}.")
-        return float(eps)
-
-    def _validated_input(self, X: ArrayLike) -> NDArray:
-        self._check_eps()
-        return iv.check_prob(X, name="X")[0]
-
-    def _features(self, block: NDArray) -> NDArray:
-        # The same dtype as the input, so a float32 set costs one float32 copy; at least the
-        # smallest normal number of that dtype, so that log never sees 0.
-        floor = max(float(self.eps), float(np.finfo(block.dtype).tiny))
-        features = np.maximum(block, block.dtype.type(floor))
-        return np.log(features, out=features)
-
-    def _output(self, scores: NDArray) -> NDArray:
-        return log_softmax(scores, axis=1)
-
-    def _store_matrix(self, matrix: NDArray) -> NDArray:
-        return np.diag(matrix) if matrix.ndim == 1 else matrix
-
-    def _map_matrix(self) -> NDArray:
-        if self._is_diagonal():
-            return np.ascontiguousarray(np.diagonal(self.coef_))
-        return self.coef_
