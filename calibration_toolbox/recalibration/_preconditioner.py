@@ -54,10 +54,10 @@ class Coordinates:
         Adding ``t 1`` to ``b`` or, for a full ``W``, ``1 v^T`` to ``W`` leaves the softmax
         unchanged, and the optimiser's objective is exactly flat along these ``K + 1`` (or
         1) directions (see ``canonical`` in ``_linear_fit``).  L-BFGS-B never moves along
-        them (the gradient is orthogonal to them), so they are dropped: a block reflector ``H``, an
-        orthogonal map exchanging the span of the flat directions with that of the
-        coordinates of one row of ``(V, c)`` (its ``c`` entry alone for a diagonal map),
-        sends the other coordinates isometrically onto the complement.  The iterates are
+        them (the gradient is orthogonal to them), so they are dropped: a block reflector
+        ``H``, an orthogonal map exchanging the span of the flat directions with that of
+        the coordinates of one row of ``(V, c)`` (its ``c`` entry alone for a diagonal
+        map), sends the other coordinates isometrically onto the complement.  The iterates are
         those of L-BFGS-B on all the coordinates, with fewer variables: below OpenBLAS's
         threshold for threading vector operations (10,000 entries) for a full map up to
         ``K = 100``, where the threads that L-BFGS-B's vector operations wake were
@@ -160,6 +160,7 @@ class Coordinates:
         return values if self.diagonal else values.sum(axis=1)
 
     def to_map(self, u: NDArray) -> tuple[NDArray, NDArray]:
+        """The map ``(W, b)`` at the optimiser's variables ``u``."""
         full = np.zeros(len(self.keep))
         full[self.keep] = u * self.unit
         full = self._reflect(full)
@@ -178,6 +179,7 @@ class Coordinates:
         return np.concatenate([grad_v.ravel(), grad_intercept])
 
     def gradient(self, grad_matrix: NDArray, grad_intercept: NDArray) -> NDArray:
+        """The gradient in the optimiser's variables from the one in ``(W, b)``."""
         full = self._full_gradient(grad_matrix, grad_intercept)
         return self._reflect(full)[self.keep] * self.unit
 

@@ -677,8 +677,10 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
     matrix_type : {'full', 'diagonal'}, default 'full'
         Shape of ``W``.
     eps : float, default 1e-15
-        Probabilities are clipped below at ``eps`` before the logarithm (the default of
-        :func:`calibration_toolbox.negative_log_likelihood`).
+        Probabilities are clipped below at ``eps`` (the default of
+        :func:`calibration_toolbox.negative_log_likelihood`; at the smallest normal number
+        of the input's dtype if that is larger) before the logarithm, which is taken in
+        the input's dtype.  ``fit`` stores it in ``eps_`` for every later prediction.
     num_classes : int or None, default None
         Number of classes; when given, ``fit`` checks that ``X`` has that many columns.
     max_iter : int, default 1000
