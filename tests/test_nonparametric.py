@@ -186,7 +186,7 @@ def test_fit_in_chunks_of_classes(rng, monkeypatch, name, weighted):
     prob, labels = random_problem(rng, n_samples=200, n_classes=7)
     weights = rng.integers(1, 4, 200).astype(float) if weighted else None
     whole = ESTIMATORS[name]().fit(prob, labels, weights)
-    monkeypatch.setattr(nonparametric, "_CHUNK_ELEMENTS", 450)  # two classes at a time
+    monkeypatch.setattr(nonparametric, "SORT_CHUNK_ELEMENTS", 450)  # two classes at a time
     chunked = ESTIMATORS[name]().fit(prob, labels, weights)
     for attribute in type(whole)._fitted_attributes:
         assert_array_equal(getattr(chunked, attribute), getattr(whole, attribute))

@@ -26,8 +26,6 @@ from scipy.special import softmax
 import calibration_toolbox as ct
 from calibration_toolbox.datasets import make_overconfident
 
-LINEAR = (ct.VectorScaling, ct.MatrixScaling, ct.DirichletCalibration)
-LINEAR_SPLIT = "linear.py: fixed in the linear split"
 CLASSES = [
     ct.TemperatureScaling,
     ct.EnsembleTemperatureScaling,
@@ -133,17 +131,10 @@ def params_of(cls) -> list[str]:
     return [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
 
 
-def per_parameter(xfail: set[tuple[type, str]] = frozenset()):
-    """(class, parameter) pairs of every class, with the listed ones marked xfail."""
+def per_parameter():
+    """(class, parameter) pairs of every class."""
     return [
-        pytest.param(
-            cls,
-            name,
-            id=f"{cls.__name__}-{name}",
-            marks=pytest.mark.xfail(strict=True, reason=LINEAR_SPLIT)
-            if (cls, name) in xfail
-            else (),
-        )
+        pytest.param(cls, name, id=f"{cls.__name__}-{name}")
         for cls in CLASSES
         for name in params_of(cls)
     ]
@@ -170,17 +161,7 @@ def same_params(a: dict, b: dict) -> bool:
 
 
 # -- parameters ------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "cls",
-    [
-        pytest.param(
-            cls,
-            marks=pytest.mark.xfail(strict=True, reason=LINEAR_SPLIT) if cls in LINEAR else (),
-        )
-        for cls in CLASSES
-    ],
-    ids=lambda cls: cls.__name__,
-)
+@by_class
 def test_parameters_are_declared_once_each(cls):
     assert list(cls._parameters) == params_of(cls)
 
@@ -200,16 +181,7 @@ def test_get_params_set_params_clone_and_repr(cls):
         estimator.set_params(bogus=1)
 
 
-WRONG_TYPE_LINEAR = {
-    (ct.VectorScaling, "num_classes"),
-    (ct.VectorScaling, "n_jobs"),
-    (ct.MatrixScaling, "num_classes"),
-    (ct.DirichletCalibration, "num_classes"),
-    (ct.DirichletCalibration, "n_jobs"),
-}
-
-
-@pytest.mark.parametrize(("cls", "param"), per_parameter(WRONG_TYPE_LINEAR))
+@pytest.mark.parametrize(("cls", "param"), per_parameter())
 def test_a_parameter_of_the_wrong_type_raises_type_error_naming_it(cls, param):
     X, y = data(cls in ON_LOGITS, n=50)
     with pytest.raises(TypeError, match=f"`{param}`"):
@@ -218,7 +190,7 @@ def test_a_parameter_of_the_wrong_type_raises_type_error_naming_it(cls, param):
 
 @pytest.mark.parametrize(
     ("cls", "param"),
-    per_parameter({(ct.DirichletCalibration, "matrix_type"), (ct.DirichletCalibration, "eps")}),
+    per_parameter(),
 )
 def test_set_params_after_fit_does_not_move_predictions(cls, param):
     X, y = data(cls in ON_LOGITS)
@@ -544,20 +516,10 @@ def mutations(cls):
     return cases
 
 
-# Checks the linear classes pass once linear.py declares its parameters and fitted schema.
-REFUSED_AFTER_LINEAR_SPLIT = {"bad-param", "few-classes", "wrong-shape", "huge-coefficient"}
-
-
 def refusal_cases():
     for cls in CLASSES:
         for case in mutations(cls):
-            linear_gap = cls in LINEAR and case in REFUSED_AFTER_LINEAR_SPLIT
-            yield pytest.param(
-                cls,
-                case,
-                id=f"{cls.__name__}-{case}",
-                marks=pytest.mark.xfail(strict=True, reason=LINEAR_SPLIT) if linear_gap else (),
-            )
+            yield pytest.param(cls, case, id=f"{cls.__name__}-{case}")
 
 
 @pytest.mark.parametrize(("cls", "case"), list(refusal_cases()))

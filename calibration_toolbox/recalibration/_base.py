@@ -91,10 +91,12 @@ class Field(NamedTuple):
     low, high : float
         Bounds of a number or of every entry of a float array; ``low`` is excluded when
         ``strict_low``.  Numbers and float arrays are always finite.
-    shape : tuple of int or str
+    shape : tuple of int or str, or a tuple of such tuples
         Array shape; a dimension is a length, a name (``'K'``: ``n_classes_``; names a class
         defines in ``_fitted_dimensions``; otherwise bound by the first array that uses it)
-        or a name plus an offset (``'B+1'``).
+        or a name plus an offset (``'B+1'``).  Several shapes of different lengths are
+        alternatives, told apart by the stored array's number of dimensions (a diagonal
+        map's ``(K,)`` or a full map's ``(K, K)``).
     dtype : {'float', 'integer'}
         Arrays are rebuilt as float64 or ``intp``.
     options : tuple of str
@@ -240,7 +242,7 @@ def _check_shapes(schema: dict[str, Field], state: dict[str, Any], dims: dict[st
             continue
         actual = state[name].shape
         expected = []
-        for axis, dimension in enumerate(field.shape):
+        for axis, dimension in enumerate(_shape_for(field.shape, len(actual))):
             if isinstance(dimension, str):
                 symbol, offset = re.fullmatch(r"(\w+)([+-]\d+)?", dimension).groups()
                 offset = int(offset or 0)
@@ -253,6 +255,13 @@ def _check_shapes(schema: dict[str, Field], state: dict[str, Any], dims: dict[st
                 f"`{name}` must have shape {tuple(expected)} to agree with the other fitted "
                 f"attributes; got {actual}."
             )
+
+
+def _shape_for(shape: tuple, ndim: int) -> tuple:
+    """The declared shape of ``ndim`` dimensions among alternatives (else the first one)."""
+    if not shape or not isinstance(shape[0], tuple):
+        return shape
+    return next((option for option in shape if len(option) == ndim), shape[0])
 
 
 def _check_keys(mapping: object, expected, what: str, *, allow_missing: bool = False):

@@ -48,10 +48,6 @@ __all__ = ["HistogramBinning", "IsotonicCalibration"]
 _MODES = ("one-vs-rest", "top-label")
 _OUT_OF_BOUNDS = ("clip", "raise")
 
-# Scores sorted and pooled at once (see _rows.SORT_CHUNK_ELEMENTS), read through this module
-# attribute at each fit so that a test can lower it.
-_CHUNK_ELEMENTS = SORT_CHUNK_ELEMENTS
-
 
 def _problem_scores(prob: NDArray, mode: str) -> NDArray:
     """``(N, G)`` scores of the binary problems (see the module description)."""
@@ -186,7 +182,7 @@ def _isotonic_breakpoints(
     """
     n_samples, n_problems = scores.shape
     breakpoints, values, counts = [], [], [0]
-    for chunk in row_blocks(n_problems, n_samples, _CHUNK_ELEMENTS):
+    for chunk in row_blocks(n_problems, n_samples, SORT_CHUNK_ELEMENTS):
         distinct, totals, positives, offsets = _pooled_ties(
             scores[:, chunk], positive - chunk.start, weights
         )
@@ -412,7 +408,7 @@ def _equal_mass_totals(
     below = np.empty((n_problems, n_bins + 1), dtype=np.intp)
     below[:, 0], below[:, -1] = 0, n_samples
     totals = np.empty((n_problems, n_bins))
-    for chunk in row_blocks(n_problems, n_samples, _CHUNK_ELEMENTS):
+    for chunk in row_blocks(n_problems, n_samples, SORT_CHUNK_ELEMENTS):
         by_problem = scores[:, chunk].T
         if weights is None:
             sorted_scores, cumulative = np.sort(by_problem, axis=1), None

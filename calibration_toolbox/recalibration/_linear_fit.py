@@ -1,0 +1,273 @@
+r"""The fit of a linear softmax map: penalised NLL minimised by L-BFGS-B in stages.
+
+:func:`minimise` minimises the weighted mean NLL of ``softmax(W x + b)`` plus a quadratic
+penalty on ``W - I`` and ``b`` (:class:`PenalisedNLL`) from the identity map, in the
+preconditioned coordinates of :mod:`calibration_toolbox.recalibration._preconditioner`,
+each objective evaluation being one pass of
+:class:`~calibration_toolbox.recalibration._softmax_nll.SoftmaxNLL`.  It returns a
+:class:`MapFit`.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import OptimizeResult, minimize
+
+from calibration_toolbox.recalibration._preconditioner import Coordinates, whitening
+from calibration_toolbox.recalibration._softmax_nll import (
+    DOUBLE,
+    SINGLE,
+    Extras,
+    Pass,
+    SoftmaxNLL,
+)
+
+__all__ = ["MapFit", "PenalisedNLL", "canonical", "minimise"]
+
+
+class _Stage(NamedTuple):
+    """One L-BFGS-B stage of :func:`minimise`."""
+
+    precision: np.dtype  # of its passes
+    max_iter: int | None  # None: the user's
+    tolerances: tuple[float, float] | None  # (gtol, ftol); None: the user's
+
+
+# L-BFGS-B stages, each restarted in coordinates weighted by the curvature where the last
+# one stopped.  float32 passes cost about half as much; their rounding (about 1e-8 of the
+# loss, relative) limits how close they can get, so the float32 stage stops when an
+# iteration gains less than that (ftol), and float64 passes finish.  (With ftol 1e-10
+# the float32 stage could spend 30 passes in line searches lost in rounding.)
+_STAGES = (
+    _Stage(SINGLE, 5, None),
+    _Stage(SINGLE, None, (3e-6, 1e-8)),
+    _Stage(DOUBLE, None, None),
+)
+# Most trial steps per line search of a float32 stage (L-BFGS-B's default is 20): a line
+# search that rounding defeats then ends the stage after a few passes.
+_SINGLE_LINE_SEARCH = 5
+# Bound on the relative error of a float32 pass's loss (rounding of about 1e-7 per entry).
+_SINGLE_ERROR = 1e-5
+
+
+def canonical(matrix, intercept, penalty_matrix, penalty_intercept):
+    """The equivalent map (same probabilities) with the smallest penalty.
+
+    ``softmax`` is unchanged by adding a constant to every score, so the likelihood is
+    unchanged by ``b -> b + c 1`` and, for a full ``W``, by ``W -> W + 1 v^T``.  Each shift
+    minimises the penalty (a weighted mean), or, where the penalty does not depend on it,
+    makes the entries sum to 0 (the smallest scores, hence the smallest rounding errors).
+    The optimiser minimises the likelihood plus this minimised penalty, whose gradient is
+    the penalty's gradient at the shifted map (envelope theorem): the objective is exactly
+    flat along the shifts instead of weakly curved by a small penalty, which would slow
+    L-BFGS-B to a crawl, and drifting along a flat direction cannot inflate the scores.
+    """
+    intercept = intercept - _weighted_mean(intercept, intercept, penalty_intercept)
+    if matrix.ndim == 2:
+        deviation = matrix - np.eye(len(matrix))
+        matrix = matrix - _weighted_mean(deviation, matrix, penalty_matrix)
+    return matrix, intercept
+
+
+def _weighted_mean(values: NDArray, fallback: NDArray, weights: NDArray) -> NDArray:
+    """Weighted mean of ``values`` over the first axis; mean of ``fallback`` where unweighted."""
+    total = weights.sum(axis=0)
+    weighted = np.einsum("k...,k...->...", weights, values) / np.where(total > 0, total, 1.0)
+    return np.where(total > 0, weighted, fallback.mean(axis=0))
+
+
+class PenalisedNLL:
+    """NLL + penalty ``sum c (W - I)**2 + sum d b**2`` of a map (see :func:`canonical`).
+
+    ``penalty_matrix`` (``c``, shaped like ``W``) and ``penalty_intercept`` (``d``, (K,))
+    are the per-entry weights.
+    """
+
+    def __init__(self, nll: SoftmaxNLL, penalty_matrix: NDArray, penalty_intercept: NDArray):
+        self.nll = nll
+        self.penalty_matrix, self.penalty_intercept = penalty_matrix, penalty_intercept
+
+    def canonical(self, matrix: NDArray, intercept: NDArray) -> tuple[NDArray, NDArray]:
+        return canonical(matrix, intercept, self.penalty_matrix, self.penalty_intercept)
+
+    def penalty(self, matrix: NDArray, intercept: NDArray) -> tuple[float, NDArray, NDArray]:
+        """Value and gradient in ``(W, b)`` of the penalty."""
+        deviation = matrix - self.nll.identity
+        value = float(
+            np.sum(self.penalty_matrix * deviation**2)
+            + np.sum(self.penalty_intercept * intercept**2)
+        )
+        return value, 2 * self.penalty_matrix * deviation, 2 * self.penalty_intercept * intercept
+
+    def total(
+        self, matrix: NDArray, intercept: NDArray, evaluated: Pass | None = None
+    ) -> tuple[float, NDArray, NDArray]:
+        """Value and gradient in ``(W, b)`` at a canonical map (``evaluated``: its pass)."""
+        evaluated = evaluated or self.nll(matrix, intercept)
+        value, penalty_matrix, penalty_intercept = self.penalty(matrix, intercept)
+        return (
+            evaluated.loss + value,
+            evaluated.grad_matrix + penalty_matrix,
+            evaluated.grad_intercept + penalty_intercept,
+        )
+
+    def in_coordinates(self, coordinates: Coordinates, **kwargs) -> InCoordinates:
+        """The objective as L-BFGS-B sees it (see :class:`InCoordinates`)."""
+        return InCoordinates(self, coordinates, **kwargs)
+
+
+def _pass_extras(precision: np.dtype) -> Extras:
+    """The smallest probability is wanted from float64 passes (for the separation checks)."""
+    return Extras.SMALLEST if precision == DOUBLE else Extras.NONE
+
+
+class InCoordinates:
+    """``u -> (value, gradient)`` of a :class:`PenalisedNLL` in ``coordinates``, for L-BFGS-B.
+
+    Each call is one pass of ``precision`` (threads of ``pool`` when given), except at
+    ``start``, whose pass ``first`` is given.  ``last`` holds the latest ``(u, pass)``.
+    """
+
+    def __init__(
+        self,
+        objective: PenalisedNLL,
+        coordinates: Coordinates,
+        *,
+        start: NDArray | None = None,
+        first: Pass | None = None,
+        precision: np.dtype = DOUBLE,
+        pool: Executor | None = None,
+    ):
+        self.objective, self.coordinates = objective, coordinates
+        self.start, self.first = start, first
+        self.precision, self.pool = precision, pool
+        self.last: tuple[NDArray, Pass] | None = None
+
+    def __call__(self, u: NDArray) -> tuple[float, NDArray]:
+        matrix, intercept = self.objective.canonical(*self.coordinates.to_map(u))
+        if self.start is not None and np.array_equal(u, self.start):
+            evaluated = self.first
+        else:
+            evaluated = self.objective.nll(
+                matrix,
+                intercept,
+                precision=self.precision,
+                extras=_pass_extras(self.precision),
+                pool=self.pool,
+            )
+        self.last = (u.copy(), evaluated)
+        value, grad_matrix, grad_intercept = self.objective.total(matrix, intercept, evaluated)
+        if not np.isfinite(value):
+            return np.inf, np.zeros_like(u)
+        return value, self.coordinates.gradient(grad_matrix, grad_intercept)
+
+
+class MapFit(NamedTuple):
+    """What :func:`minimise` returns."""
+
+    matrix: NDArray
+    intercept: NDArray
+    # A float64 pass at (matrix, intercept).
+    final: Pass
+    # The pass at the identity map (its loss in float64 when the fit is close to it).
+    identity: Pass
+    # L-BFGS-B iterations over all the stages, and the last stage's result.
+    n_iter: int
+    result: OptimizeResult
+
+
+def _run_stage(fun: InCoordinates, start: NDArray, stage: _Stage, tol, iterations: int):
+    """One L-BFGS-B run of at most ``iterations`` from ``start``."""
+    gtol, ftol = stage.tolerances or (tol, tol * 1e-6)
+    return minimize(
+        fun,
+        start,
+        jac=True,
+        method="L-BFGS-B",
+        options={
+            "maxiter": max(1, min(stage.max_iter or iterations, iterations)),
+            # The gradient in `fun`'s variables is that in the preconditioned coordinates
+            # times `unit`: `gtol` bounds the latter.
+            "gtol": gtol * fun.coordinates.unit,
+            "ftol": ftol,
+            "maxcor": 20,
+            "maxls": _SINGLE_LINE_SEARCH if stage.precision == SINGLE else 20,
+        },
+    )
+
+
+def minimise(
+    objective: PenalisedNLL, tol: float, max_iter: int, pool: Executor | None = None
+) -> MapFit:
+    """Minimise NLL + penalty from the identity map; passes use the threads of ``pool``.
+
+    L-BFGS-B runs in preconditioned coordinates (:func:`whitening`) in stages
+    (``_STAGES``), each restarted where the previous one stopped with the curvature there:
+    float32 passes while the map is far from the optimum, float64 passes to finish.  The
+    first preconditioner is the curvature at the identity map.  Each stage's coordinates
+    are scaled so that L-BFGS-B's first step is the Cauchy step of the preconditioner's
+    model (:meth:`Coordinates.set_unit`).  The last stage stops when every entry of the
+    gradient in its preconditioned coordinates is at most ``tol`` in absolute value, when
+    an iteration lowers the objective by less than ``1e-6 * tol`` relative, or after
+    ``max_iter`` iterations over all the stages.
+    """
+    nll = objective.nll
+    matrix, intercept = nll.identity.copy(), np.zeros(nll.n_classes)
+    everything = Extras.CURVATURE | Extras.MOMENTS | Extras.SMALLEST
+    precision = _STAGES[0].precision
+    evaluated = nll(matrix, intercept, precision=precision, extras=everything, pool=pool)
+    identity = evaluated
+    n_iter = 0
+    for index, stage in enumerate(_STAGES):
+        coordinates = whitening(
+            evaluated.curvature,
+            objective.penalty_matrix,
+            objective.penalty_intercept,
+            evaluated.moments,
+        )
+        coordinates.set_unit(*objective.total(matrix, intercept, evaluated)[1:])
+        start = coordinates.from_map(matrix, intercept)
+        fun = objective.in_coordinates(
+            coordinates, start=start, first=evaluated, precision=stage.precision, pool=pool
+        )
+        result = _run_stage(fun, start, stage, tol, max_iter - n_iter)
+        n_iter += int(result.nit)
+        matrix, intercept = objective.canonical(*coordinates.to_map(result.x))
+        if index == len(_STAGES) - 1 or n_iter >= max_iter:
+            break
+        if result.success and stage.precision == DOUBLE:
+            break
+        precision = _STAGES[index + 1].precision
+        extras = Extras.CURVATURE | _pass_extras(precision)
+        evaluated = nll(matrix, intercept, precision=precision, extras=extras, pool=pool)
+    last_u, final = fun.last
+    if not np.array_equal(last_u, result.x) or stage.precision == SINGLE:
+        final = nll(matrix, intercept, extras=Extras.SMALLEST, pool=pool)
+    fitted = MapFit(matrix, intercept, final, identity, n_iter, result)
+    return _no_worse_than_identity(objective, fitted, pool)
+
+
+def _no_worse_than_identity(objective: PenalisedNLL, fitted: MapFit, pool) -> MapFit:
+    """``fitted``, or the identity map if its loss is lower (or the fit's is not finite).
+
+    L-BFGS-B's line search should already guarantee this; rounding in a flat region is
+    the only way it could fail.
+    """
+    nll, identity = objective.nll, fitted.identity
+    value = fitted.final.loss + objective.penalty(fitted.matrix, fitted.intercept)[0]
+    if value > identity.loss - _SINGLE_ERROR * abs(identity.loss):
+        # Too close to call in float32: the identity map's loss in float64.
+        zero = np.zeros(nll.n_classes)
+        identity = identity._replace(loss=nll(nll.identity, zero, pool=pool).loss)
+    if np.isfinite(value) and value <= identity.loss:
+        return fitted._replace(identity=identity)
+    return fitted._replace(
+        matrix=nll.identity.copy(),
+        intercept=np.zeros(nll.n_classes),
+        final=identity,
+        identity=identity,
+    )
