@@ -164,15 +164,38 @@ def check_predictions(
     (into a new array) before the row sums are checked.  The label's probability of each
     row, and the top label with ``top_label=True``, are taken in the validation pass itself
     (:func:`calibration_toolbox._rows.scan_rows`).
+
+    ``top_label=True`` is for the top-label measures, for which a 1-D (or one-column)
+    ``prob`` is ambiguous: it is refused, with the two explicit forms in the message.
     ``prob`` wrapped in :class:`~calibration_toolbox.Scores` is checked as (score, target)
     pairs and returned as :class:`Pairs`.
     """
     if isinstance(prob, Scores):
         return _checked_pairs(prob, labels, logits, renormalize)
+    if top_label:
+        prob = _refuse_one_column(prob, logits)
     array, tolerance = _probability_rows(prob, logits, renormalize, "prob")
     labels = check_labels(labels, *array.shape)
     rows = _scanned_rows(array, "prob", tolerance, labels=labels, top_label=top_label)
     return Predictions(array, labels, rows)
+
+
+def _refuse_one_column(prob: ArrayLike, logits: object) -> NDArray:
+    """``prob`` as an array, unless it is 1-D or one column: ambiguous for a top-label measure."""
+    array = _as_real_array(prob, "prob")
+    if array.ndim == 1 or (array.ndim == 2 and array.shape[1] == 1):
+        name, two_columns, option = "p", "[1 - p, p]", ""
+        if logits is True:
+            name, two_columns, option = "z", "[np.zeros_like(z), z]", ", logits=True"
+        raise ValueError(
+            "`prob` is 1-D, which is ambiguous for a top-label measure. To bin the scores as "
+            f"given against y (an LLM's confidence against correctness, P(event) against the "
+            "event; what scikit-learn's calibration_curve and torchmetrics' "
+            f"binary_calibration_error compute), pass ECE(Scores({name}), y{option}); for the "
+            "top-label error of a binary classifier, pass "
+            f"ECE(np.column_stack({two_columns}), y{option})."
+        )
+    return array
 
 
 def _checked_pairs(

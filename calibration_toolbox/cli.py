@@ -178,6 +178,9 @@ def _load_file(args: argparse.Namespace) -> _Inputs:
         predictions = predictions[:, 0]  # a single column: P(y = 1), as a 1-D array
     _check_values(args.path, predictions, labels, args.logits)
     title = f"calibration-toolbox {__version__}: {args.path}"
+    if predictions.ndim == 1:
+        predictions = _binary_columns(predictions, args.logits)
+        title += "; one column read as P(y = 1) of a binary classifier"
     if not args.recalibrate:
         return _Inputs(title, predictions, labels, args.logits, None, slice(None))
     fit_rows, test_rows = _split(len(labels), args.path)
@@ -198,6 +201,16 @@ def _check_values(path: str, predictions: np.ndarray, labels: np.ndarray, logits
         raise kind(f"{path}: {error}") from None
 
 
+def _binary_columns(positive: np.ndarray, logits: bool) -> np.ndarray:
+    """The two columns of a binary classifier: ``[1 - p, p]``, or logits ``[0, z]``.
+
+    The top-label measures refuse a 1-D array as ambiguous; on the command line a single
+    column means P(y = 1) (``--scores`` says otherwise), so they get the two columns.
+    """
+    first = np.zeros_like(positive) if logits else 1 - positive
+    return np.column_stack([first, positive])
+
+
 def _split(n_rows: int, path: str) -> tuple[np.ndarray, np.ndarray]:
     """The seeded halves of ``--recalibrate``: fit on the first, report on the second."""
     if n_rows < 2:
@@ -209,16 +222,14 @@ def _split(n_rows: int, path: str) -> tuple[np.ndarray, np.ndarray]:
 def _log_probabilities(prob: np.ndarray) -> np.ndarray:
     """Logits whose softmax is ``prob``: its logarithm, as float64, zeros floored at 1e-300.
 
-    A 1-D ``prob`` is P(y = 1): it becomes the two columns ``[log(1 - p), log p]``, whose
-    softmax is exactly ``[1 - p, p]``; temperature scaling of these two columns is
-    ``sigmoid(logit(p) / T)``, temperature scaling of the log-odds. (``log p`` alone, read as
-    log-odds, is a different and worse model that can change the predicted classes.) The two
-    columns need no subtraction of logarithms and the same floor as K columns: only an exact
-    0 or 1 touches it. float64 first, as 1e-300 is 0 in float32.
+    A binary P(y = 1) arrives as the two columns ``[1 - p, p]``: their logarithms
+    ``[log(1 - p), log p]`` have the softmax ``[1 - p, p]``, and temperature scaling of them
+    is ``sigmoid(logit(p) / T)``, temperature scaling of the log-odds. (``log p`` alone, read
+    as log-odds, is a different and worse model that can change the predicted classes.) The
+    two columns need no subtraction of logarithms and the same floor as K columns: only an
+    exact 0 or 1 touches it. float64 first, as 1e-300 is 0 in float32.
     """
     prob = np.asarray(prob, dtype=np.float64)
-    if prob.ndim == 1:
-        prob = np.column_stack([1.0 - prob, prob])
     return np.log(np.maximum(prob, _LOG_FLOOR))
 
 

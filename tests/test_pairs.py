@@ -197,7 +197,6 @@ def test_issue_example_through_the_explicit_form():
     assert abs(value - 0.17416666666666667) < 0.005
 
 
-@pytest.mark.xfail(strict=True, reason="the refusal of 1-D input comes in the next commit")
 @pytest.mark.parametrize("measure", [ECE, RMSCE, MCE])
 def test_plain_one_dimensional_input_is_refused_by_top_label_measures(measure):
     confidence, correct = issue_example()
@@ -331,6 +330,25 @@ def test_issue_example_equals_a_loop_over_the_bins():
     value = ECE(Scores(confidence), correct)
     assert_allclose(value, total, rtol=1e-12)
     assert round(value, 4) == 0.1725
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p, y: ct.GCE(p, y, class_conditional=False),
+        lambda p, y: ct.GCE(p, y),  # top_k_classes=1, class-conditional: still top-label
+        lambda p, y: calibration_table(p, y, class_conditional=False),
+        lambda p, y: ct.ToprCE(p, y, r=1),
+        lambda p, y: ECE(p, y, logits=True),
+    ],
+    ids=["GCE-pooled", "GCE-default", "calibration_table", "ToprCE-r1", "ECE-logits"],
+)
+def test_every_top_label_call_refuses_plain_one_dimensional_input(call):
+    scores, targets = data_set("b")
+    with pytest.raises(ValueError, match=r"1-D, which is ambiguous.*Scores.*column_stack"):
+        call(scores, targets)
+    with pytest.raises(ValueError, match=r"ambiguous"):
+        call(scores[:, None], targets)
 
 
 @pytest.mark.parametrize("measure", [ECE, RMSCE, MCE])
