@@ -17,13 +17,15 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import softmax
+from scipy.special import expit, softmax
 
 from calibration_toolbox._rows import RowSummary, row_blocks, scan_rows
 from calibration_toolbox._warnings import warn
+from calibration_toolbox.scores import Scores
 
 __all__ = [
     "NotFittedError",
+    "Pairs",
     "Predictions",
     "check_bins",
     "check_choice",
@@ -63,6 +65,13 @@ def _describe(value: object) -> str:
 
 def _as_real_array(value: ArrayLike, name: str) -> NDArray:
     """``np.asarray`` with a clear error for ragged, complex, string or object input."""
+    if isinstance(value, Scores):
+        raise TypeError(
+            f"`{name}` does not take Scores, which marks one score per row against a 0/1 "
+            "target for the top-label measures (ECE, RMSCE, MCE, GCE and calibration_table "
+            "with class_conditional=False), brier_score and negative_log_likelihood; pass an "
+            "array here."
+        )
     try:
         array = np.asarray(value)
     except (ValueError, TypeError) as exc:  # ragged nested lists
@@ -83,6 +92,37 @@ class Predictions(NamedTuple):
     """``intp`` labels in ``[0, K)``."""
     rows: RowSummary
     """The label's probability of each row, and the top label when it was asked for."""
+
+    @property
+    def n_samples(self) -> int:
+        """Number of rows N."""
+        return self.prob.shape[0]
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes K."""
+        return self.prob.shape[1]
+
+
+class Pairs(NamedTuple):
+    """Validated (score, target) pairs: what :func:`check_predictions` returns for ``Scores``."""
+
+    scores: NDArray
+    """float32 or float64 ``(N,)`` scores in [0, 1] (the input itself when it already was)."""
+    targets: NDArray
+    """``intp`` targets in {0, 1}."""
+    log_odds: NDArray | None
+    """The finite log-odds the scores came from with ``logits=True``, else ``None``."""
+
+    @property
+    def n_samples(self) -> int:
+        """Number of rows N."""
+        return self.scores.shape[0]
+
+    @property
+    def n_classes(self) -> int:
+        """2: the target is 0 or 1."""
+        return 2
 
 
 def check_prob(prob: ArrayLike, *, logits: bool = False, name: str = "prob") -> NDArray:
@@ -117,18 +157,82 @@ def check_predictions(
     logits: bool = False,
     renormalize: bool = False,
     top_label: bool = False,
-) -> Predictions:
+) -> Predictions | Pairs:
     """Validate ``prob`` (as :func:`check_prob`) and ``labels`` (as :func:`check_labels`).
 
     With ``renormalize=True`` each row of probabilities in [0, 1] is divided by its sum
     (into a new array) before the row sums are checked.  The label's probability of each
     row, and the top label with ``top_label=True``, are taken in the validation pass itself
     (:func:`calibration_toolbox._rows.scan_rows`).
+
+    ``top_label=True`` is for the top-label measures, for which a 1-D (or one-column)
+    ``prob`` is ambiguous: it is refused, with the two explicit forms in the message.
+    ``prob`` wrapped in :class:`~calibration_toolbox.Scores` is checked as (score, target)
+    pairs and returned as :class:`Pairs`.
     """
+    if isinstance(prob, Scores):
+        return _checked_pairs(prob, labels, logits, renormalize)
+    if top_label:
+        prob = _refuse_one_column(prob, logits)
     array, tolerance = _probability_rows(prob, logits, renormalize, "prob")
     labels = check_labels(labels, *array.shape)
     rows = _scanned_rows(array, "prob", tolerance, labels=labels, top_label=top_label)
     return Predictions(array, labels, rows)
+
+
+def _refuse_one_column(prob: ArrayLike, logits: object) -> NDArray:
+    """``prob`` as an array, unless it is 1-D or one column: ambiguous for a top-label measure."""
+    array = _as_real_array(prob, "prob")
+    if array.ndim == 1 or (array.ndim == 2 and array.shape[1] == 1):
+        name, two_columns, option = "p", "[1 - p, p]", ""
+        if logits is True:
+            name, two_columns, option = "z", "[np.zeros_like(z), z]", ", logits=True"
+        raise ValueError(
+            "`prob` is 1-D, which is ambiguous for a top-label measure. To bin the scores as "
+            f"given against y (an LLM's confidence against correctness, P(event) against the "
+            "event; what scikit-learn's calibration_curve and torchmetrics' "
+            f"binary_calibration_error compute), pass ECE(Scores({name}), y{option}); for the "
+            "top-label error of a binary classifier, pass "
+            f"ECE(np.column_stack({two_columns}), y{option})."
+        )
+    return array
+
+
+def _checked_pairs(
+    scores: Scores, labels: ArrayLike, logits: object, renormalize: object
+) -> Pairs:
+    """(score, target) pairs: scores in [0, 1] (or finite log-odds), targets in {0, 1}."""
+    if check_logits_flag(logits, renormalize):
+        log_odds = _predicted_logits(_one_score_per_row(scores.values), "Scores")
+        array = expit(log_odds)
+    else:
+        if renormalize:
+            raise ValueError(
+                "`renormalize=True` divides each row of probabilities by its sum; Scores "
+                "hold one score per row, so there is nothing to renormalise."
+            )
+        log_odds = None
+        array, _ = _as_float_array(_one_score_per_row(scores.values), "Scores", "scores")
+        _check_range(array, "Scores")
+    targets = check_labels(labels, len(array), 2, pairs=True)
+    return Pairs(array, targets, log_odds)
+
+
+def _one_score_per_row(values: ArrayLike) -> NDArray:
+    """The values of ``Scores`` as an array of shape (N,) or (N, 1)."""
+    array = _as_real_array(values, "Scores")
+    if not (array.ndim == 1 or (array.ndim == 2 and array.shape[1] == 1)):
+        raise ValueError(
+            "`Scores` must hold one score per row, shape (N,) or (N, 1); got shape "
+            f"{array.shape}. A (N, K) probability matrix is passed as it is, without Scores."
+        )
+    return array
+
+
+def _check_range(array: NDArray, name: str) -> None:
+    """Raise the error of :func:`_raise_range` unless every value is in [0, 1] (no NaN)."""
+    if not (array.min() >= 0 and array.max() <= 1):
+        _raise_range(array, name)
 
 
 def _scanned_rows(
@@ -164,8 +268,7 @@ def _probability_rows(
         return array, ROW_SUM_TOLERANCE[array.dtype]
     array, source_dtype = _as_float_array(prob, name, "probabilities")
     if array.ndim == 1:
-        if not (array.min() >= 0 and array.max() <= 1):
-            _raise_range(array, name)
+        _check_range(array, name)
         array = np.stack([1 - array, array], axis=1)
     elif renormalize:  # a checked flag (check_logits_flag)
         array = _renormalized(array, name)
@@ -193,8 +296,7 @@ def _renormalized(array: NDArray, name: str) -> NDArray:
     Sums are taken in float64 and the quotient is stored in the input's dtype, in row
     blocks, so a float32 array gets no float64 copy.
     """
-    if not (array.min() >= 0 and array.max() <= 1):
-        _raise_range(array, name)
+    _check_range(array, name)
     out = np.empty_like(array)
     for rows in row_blocks(*array.shape):
         sums = array[rows].sum(axis=1, dtype=np.float64)
@@ -226,6 +328,11 @@ def check_predicted_logits(logits: ArrayLike, name: str = "prob") -> NDArray:
     is issued when every row lies in [0, 1] and sums to 1 within the dtype's tolerance (a
     1-D array: when every value lies in [0, 1]).
     """
+    return _binary_logit_columns(_predicted_logits(logits, name))
+
+
+def _predicted_logits(logits: ArrayLike, name: str) -> NDArray:
+    """Finite logits as given, (N, K) or (N,); a warning if they look like probabilities."""
     array, source_dtype = _finite_logits(logits, name)
     tolerance = ROW_SUM_TOLERANCE.get(source_dtype, ROW_SUM_TOLERANCE[array.dtype])
     if _all_rows_are_probabilities(array, tolerance):
@@ -235,7 +342,7 @@ def check_predicted_logits(logits: ArrayLike, name: str = "prob") -> NDArray:
             "probabilities, drop logits=True (the softmax of probabilities is not the "
             "model's prediction)."
         )
-    return _binary_logit_columns(array)
+    return array
 
 
 def _all_rows_are_probabilities(array: NDArray, tolerance: float) -> bool:
@@ -317,18 +424,26 @@ def _raise_range(array: NDArray, name: str) -> None:
 
 
 def check_labels(
-    labels: ArrayLike, n_samples: int, n_classes: int, name: str = "labels"
+    labels: ArrayLike,
+    n_samples: int,
+    n_classes: int,
+    name: str = "labels",
+    *,
+    pairs: bool = False,
 ) -> NDArray:
-    """Validate integer class labels in ``[0, n_classes)`` and return them as ``intp``."""
+    """Validate integer class labels in ``[0, n_classes)`` and return them as ``intp``.
+
+    With ``pairs=True`` the labels are the 0/1 targets of :class:`Scores` (``n_classes``
+    is 2), and the messages say so.
+    """
+    kind = "0/1 targets with Scores" if pairs else "class indices"
     array = _as_real_array(labels, name)
     if array.dtype == bool:
         array = array.astype(np.intp)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1:
-        raise ValueError(
-            f"`{name}` must be a 1-D array of class indices; got shape {array.shape}."
-        )
+        raise ValueError(f"`{name}` must be a 1-D array of {kind}; got shape {array.shape}.")
     if array.shape[0] != n_samples:
         raise ValueError(
             f"`{name}` must have one entry per row of the predictions ({n_samples}); "
@@ -336,17 +451,18 @@ def check_labels(
         )
     if not np.issubdtype(array.dtype, np.integer):
         if not np.isfinite(array).all():
-            raise ValueError(f"`{name}` must be finite class indices; got NaN or inf.")
+            raise ValueError(f"`{name}` must be finite {kind}; got NaN or inf.")
         whole = array == np.round(array)
         if not whole.all():
             bad = array[np.flatnonzero(~whole)[0]]
-            raise ValueError(f"`{name}` must be integer class indices; got {float(bad)!r}.")
+            raise ValueError(f"`{name}` must be integer {kind}; got {float(bad)!r}.")
     low, high = array.min(), array.max()
     if low < 0 or high >= n_classes:
-        bad = low if low < 0 else high
+        bad = (low if low < 0 else high).item()
+        if pairs:
+            raise ValueError(f"`{name}` must be 0/1 targets with Scores; got {bad!r}.")
         raise ValueError(
-            f"`{name}` must lie in [0, {n_classes - 1}] for {n_classes} classes; got "
-            f"{bad.item()!r}."
+            f"`{name}` must lie in [0, {n_classes - 1}] for {n_classes} classes; got {bad!r}."
         )
     return array.astype(np.intp, copy=False)
 

@@ -36,6 +36,7 @@ from calibration_toolbox.metrics import (
     negative_log_likelihood,
 )
 from calibration_toolbox.recalibration import TemperatureScaling
+from calibration_toolbox.scores import Scores
 
 __all__ = ["main"]
 
@@ -49,6 +50,10 @@ _METRICS = {
     "Brier": brier_score,
     "NLL": negative_log_likelihood,
 }
+# The class-wise measures need one column per class: not reported with --scores.
+_CLASS_WISE = ("SCE", "ACE", "TACE")
+# What each reading calls the two sides of a bin: (JSON keys, column titles).
+_SIDES = {False: ("confidence", "accuracy"), True: ("score", "target")}
 
 # A probability of exactly 0 becomes log(1e-300) = -690.8: finite logits whose softmax differs
 # from the probabilities by at most 1e-300 per entry.
@@ -64,6 +69,9 @@ _CLI_WORDS = (
     ("`bins`", "--bins"),
     ("`path`", "the file"),
     ("`prob`", "the predictions array"),
+    ("`Scores`", "the scores"),
+    ("without Scores", "without --scores"),
+    ("with Scores", "with --scores"),
     ("`X`", "the predictions array"),
     ("`labels`", "the labels"),
     ("`y`", "the labels"),
@@ -93,6 +101,8 @@ class _Inputs:
     logits: bool
     fit_rows: np.ndarray | None
     test_rows: np.ndarray | slice
+    scores: bool = False
+    """One score per row against a 0/1 target (``--scores``), reported through ``Scores``."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -176,26 +186,45 @@ def _load_file(args: argparse.Namespace) -> _Inputs:
     )
     if predictions.ndim == 2 and predictions.shape[1] == 1:
         predictions = predictions[:, 0]  # a single column: P(y = 1), as a 1-D array
-    _check_values(args.path, predictions, labels, args.logits)
+    _check_values(args.path, predictions, labels, args.logits, args.scores)
     title = f"calibration-toolbox {__version__}: {args.path}"
-    if not args.recalibrate:
-        return _Inputs(title, predictions, labels, args.logits, None, slice(None))
-    fit_rows, test_rows = _split(len(labels), args.path)
-    title += "; metrics on a seeded random half, T fitted on the other"
-    return _Inputs(title, predictions, labels, args.logits, fit_rows, test_rows)
+    if args.scores:
+        title += "; one score per row against a 0/1 target (--scores), binned as given"
+    elif predictions.ndim == 1:
+        predictions = _binary_columns(predictions, args.logits)
+        title += "; one column read as P(y = 1) of a binary classifier (--scores: as given)"
+    fit_rows, test_rows = None, slice(None)
+    if args.recalibrate:
+        fit_rows, test_rows = _split(len(labels), args.path)
+        title += "; metrics on a seeded random half, T fitted on the other"
+    return _Inputs(title, predictions, labels, args.logits, fit_rows, test_rows, args.scores)
 
 
-def _check_values(path: str, predictions: np.ndarray, labels: np.ndarray, logits: bool) -> None:
+def _check_values(
+    path: str, predictions: np.ndarray, labels: np.ndarray, logits: bool, scores: bool
+) -> None:
     """Every check of the values (finite, labels in range, distributions) on the whole file.
 
     Run before any row is selected, so that a row number in a message is the file's. The
     metric that checks is the cheapest of the report: one more pass over the file.
     """
     try:
-        negative_log_likelihood(predictions, labels, logits=logits)
+        negative_log_likelihood(
+            Scores(predictions) if scores else predictions, labels, logits=logits
+        )
     except (ValueError, TypeError) as error:
         kind = ValueError if isinstance(error, ValueError) else TypeError
         raise kind(f"{path}: {error}") from None
+
+
+def _binary_columns(positive: np.ndarray, logits: bool) -> np.ndarray:
+    """The two columns of a binary classifier: ``[1 - p, p]``, or logits ``[0, z]``.
+
+    The top-label measures refuse a 1-D array as ambiguous; on the command line a single
+    column means P(y = 1) (``--scores`` says otherwise), so they get the two columns.
+    """
+    first = np.zeros_like(positive) if logits else 1 - positive
+    return np.column_stack([first, positive])
 
 
 def _split(n_rows: int, path: str) -> tuple[np.ndarray, np.ndarray]:
@@ -209,54 +238,79 @@ def _split(n_rows: int, path: str) -> tuple[np.ndarray, np.ndarray]:
 def _log_probabilities(prob: np.ndarray) -> np.ndarray:
     """Logits whose softmax is ``prob``: its logarithm, as float64, zeros floored at 1e-300.
 
-    A 1-D ``prob`` is P(y = 1): it becomes the two columns ``[log(1 - p), log p]``, whose
-    softmax is exactly ``[1 - p, p]``; temperature scaling of these two columns is
-    ``sigmoid(logit(p) / T)``, temperature scaling of the log-odds. (``log p`` alone, read as
-    log-odds, is a different and worse model that can change the predicted classes.) The two
-    columns need no subtraction of logarithms and the same floor as K columns: only an exact
-    0 or 1 touches it. float64 first, as 1e-300 is 0 in float32.
+    A binary P(y = 1) arrives as the two columns ``[1 - p, p]``: their logarithms
+    ``[log(1 - p), log p]`` have the softmax ``[1 - p, p]``, and temperature scaling of them
+    is ``sigmoid(logit(p) / T)``, temperature scaling of the log-odds. (``log p`` alone, read
+    as log-odds, is a different and worse model that can change the predicted classes.) The
+    two columns need no subtraction of logarithms and the same floor as K columns: only an
+    exact 0 or 1 touches it. float64 first, as 1e-300 is 0 in float32.
     """
     prob = np.asarray(prob, dtype=np.float64)
-    if prob.ndim == 1:
-        prob = np.column_stack([1.0 - prob, prob])
     return np.log(np.maximum(prob, _LOG_FLOOR))
 
 
 def _output(inputs: _Inputs, args: argparse.Namespace) -> str:
     """The report (before, and after temperature scaling when asked), as text or JSON."""
-    test = inputs.test_rows
-    before = _report(inputs.predictions[test], inputs.labels[test], args.bins, inputs.logits)
+    test, labels, scores = inputs.test_rows, inputs.labels, inputs.scores
+    before = _report(inputs.predictions[test], labels[test], args.bins, inputs.logits, scores)
     after = temperature = None
     if inputs.fit_rows is not None:
-        fit = inputs.fit_rows
-        logits = inputs.predictions if inputs.logits else _log_probabilities(inputs.predictions)
-        scaler = TemperatureScaling().fit(logits[fit], inputs.labels[fit])
+        logits = _fit_logits(inputs)
+        scaler = TemperatureScaling().fit(logits[inputs.fit_rows], labels[inputs.fit_rows])
         temperature = scaler.temperature_
-        after = _report(scaler(logits[test]), inputs.labels[test], args.bins, True)
+        if scores:  # the recalibrated scores, sigmoid(logit(s) / T), as scores again
+            calibrated = scaler.predict_proba(logits[test])[:, 1]
+            after = _report(calibrated, labels[test], args.bins, False, True)
+        else:
+            after = _report(scaler(logits[test]), labels[test], args.bins, True, False)
     if args.json:
         return json.dumps({"before": before, "after": after, "temperature": temperature}, indent=2)
-    return _format(inputs.title, before, after, temperature)
+    return _format(inputs.title, before, after, temperature, scores)
 
 
-def _report(predictions: np.ndarray, labels: np.ndarray, bins: int, logits: bool) -> dict:
-    """Every metric of the predictions, plus the top-label reliability table."""
+def _fit_logits(inputs: _Inputs) -> np.ndarray:
+    """What temperature scaling is fitted on: logits, or the logarithm of probabilities.
+
+    Scores (1-D) are fitted as a binary classifier's two columns, as a single column is.
+    """
+    predictions = inputs.predictions
+    if inputs.scores:
+        predictions = _binary_columns(predictions, inputs.logits)
+    return predictions if inputs.logits else _log_probabilities(predictions)
+
+
+def _report(
+    predictions: np.ndarray, labels: np.ndarray, bins: int, logits: bool, scores: bool
+) -> dict:
+    """Every metric of the predictions, plus the top-label reliability table.
+
+    With ``scores`` the predictions are one score per row (through ``Scores``): the
+    class-wise measures are left out, Brier is the single-probability form, and the mean
+    target and mean score replace the accuracy.
+    """
+    prob = Scores(predictions) if scores else predictions
     values = {}
     for name, metric in _METRICS.items():
-        options = {"bins": bins} if name not in ("Brier", "NLL") else {}
-        values[name] = metric(predictions, labels, logits=logits, **options)
-    table = calibration_table(
-        predictions, labels, bins=bins, class_conditional=False, logits=logits
-    )
-    values["accuracy"] = float(table.target_sums.sum() / table.counts.sum())
+        if not (scores and name in _CLASS_WISE):
+            options = {"bins": bins} if name not in ("Brier", "NLL") else {}
+            values[name] = metric(prob, labels, logits=logits, **options)
+    table = calibration_table(prob, labels, bins=bins, class_conditional=False, logits=logits)
+    total = table.counts.sum()
+    if scores:
+        values["mean_target"] = float(table.target_sums.sum() / total)
+        values["mean_score"] = float(table.score_sums.sum() / total)
+    else:
+        values["accuracy"] = float(table.target_sums.sum() / total)
+    score_key, target_key = _SIDES[scores]
     values["reliability"] = [
         {
             "low": float(low),
             "high": float(high),
             "count": int(count),
-            "confidence": float(conf),
-            "accuracy": float(acc),
+            score_key: float(score),
+            target_key: float(target),
         }
-        for low, high, count, conf, acc in zip(
+        for low, high, count, score, target in zip(
             table.edges[0, :-1],
             table.edges[0, 1:],
             table.counts[0],
@@ -269,33 +323,46 @@ def _report(predictions: np.ndarray, labels: np.ndarray, bins: int, logits: bool
     return values
 
 
-def _format(title: str, before: dict, after: dict | None, temperature: float | None) -> str:
-    lines = [title, f"accuracy {before['accuracy']:.4f}", ""]
+def _format(
+    title: str, before: dict, after: dict | None, temperature: float | None, scores: bool
+) -> str:
+    if scores:
+        summary = f"mean target {before['mean_target']:.4f}, mean score {before['mean_score']:.4f}"
+    else:
+        summary = f"accuracy {before['accuracy']:.4f}"
+    lines = [title, summary, ""]
     header = f"{'metric':<8}{'before':>10}"
     if after is not None:
         header += f"{'after':>10}   (temperature scaling, T = {temperature:.4f})"
     lines.append(header)
-    for name in _METRICS:
+    for name in (name for name in _METRICS if name in before):
         row = f"{name:<8}{before[name]:>10.5f}"
         if after is not None:
             row += f"{after[name]:>10.5f}"
         lines.append(row)
+    if scores:
+        lines += [
+            "(Brier is the single-probability form mean (s - y)^2, half the two-column one;",
+            f" {', '.join(_CLASS_WISE)} are omitted: they need one column per class.)",
+        ]
     for label, values in (("before", before), ("after", after)):
         if values is not None:
-            lines += ["", *_reliability_lines(label, values["reliability"])]
+            lines += ["", *_reliability_lines(label, values["reliability"], scores)]
     return "\n".join(lines)
 
 
-def _reliability_lines(label: str, reliability: list[dict]) -> list[str]:
+def _reliability_lines(label: str, reliability: list[dict], scores: bool) -> list[str]:
+    score_key, target_key = _SIDES[scores]
+    what = "reliability of the scores" if scores else "top-label reliability"
     lines = [
-        f"top-label reliability, {label}:",
-        f"{'bin':<16}{'count':>7}{'confidence':>12}{'accuracy':>10}{'gap':>9}",
+        f"{what}, {label}:",
+        f"{'bin':<16}{'count':>7}{score_key:>12}{target_key:>10}{'gap':>9}",
     ]
     for row in reliability:
         lines.append(
             f"({row['low']:.3f}, {row['high']:.3f}]{row['count']:>7}"
-            f"{row['confidence']:>12.4f}{row['accuracy']:>10.4f}"
-            f"{row['accuracy'] - row['confidence']:>+9.4f}"
+            f"{row[score_key]:>12.4f}{row[target_key]:>10.4f}"
+            f"{row[target_key] - row[score_key]:>+9.4f}"
         )
     return lines
 
@@ -334,12 +401,27 @@ _FILES_HELP = "\n".join(
             "with --logits, logits. Files are never unpickled (allow_pickle=False)."
         ),
         "",
+        "--scores:",
+        _fill(
+            "the file holds one score per row and a 0/1 target: a .csv with two columns "
+            "score,target (the target column found as the labels column above), or a .npz "
+            "with two named arrays, e.g. confidence and correct, or scores and outcome. The "
+            "scores are binned as given against the target (an LLM's confidence against "
+            "correctness; a click-through model's P(click) against the click): ECE, MCE, "
+            "RMSCE, Brier (single-probability form), NLL, the mean target and mean score and "
+            "the reliability table; the class-wise SCE, ACE and TACE are omitted. With "
+            "--logits the scores are log-odds. Without --scores a single column is P(y = 1) "
+            "of a binary classifier, and the top-label measures see the two columns "
+            "[1 - p, p]."
+        ),
+        "",
         "--recalibrate:",
         _fill(
             "rows = numpy.random.default_rng(0).permutation(n); temperature scaling is fitted "
             "on the first n // 2 of them and the metrics are those of the others, before and "
-            "after. Probabilities are recalibrated as log-probabilities (1-D P(y = 1) as the "
-            "two columns log(1 - p), log p; zeros floored at 1e-300)."
+            "after. Probabilities are recalibrated as log-probabilities (1-D P(y = 1), and "
+            "--scores, as the two columns log(1 - p), log p; zeros floored at 1e-300); with "
+            "--scores the recalibrated scores sigmoid(logit(s) / T) are reported as scores."
         ),
     ]
 )
@@ -363,6 +445,12 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--prob-key", help="array name of the predictions in a .npz")
     report.add_argument("--labels-key", help="array name of the labels in a .npz")
     report.add_argument("--logits", action="store_true", help="the file holds logits")
+    report.add_argument(
+        "--scores",
+        action="store_true",
+        help="one score per row against a 0/1 target (an LLM's confidence and whether the "
+        "answer was right; P(event) and whether it happened), binned as given",
+    )
     report.add_argument(
         "--bins", type=_positive_int, default=15, help="number of bins (default 15)"
     )

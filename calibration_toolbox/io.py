@@ -29,10 +29,23 @@ PREDICTION_KEYS = (
     "scores",
     "y_prob",
     "y_score",
+    "confidence",
+    "confidences",
 )
 """Names of the predictions array looked for in a ``.npz``, in this order."""
 
-LABEL_KEYS = ("labels", "label", "y", "y_true", "targets", "target", "ground_truth", "y_test")
+LABEL_KEYS = (
+    "labels",
+    "label",
+    "y",
+    "y_true",
+    "targets",
+    "target",
+    "ground_truth",
+    "y_test",
+    "correct",
+    "outcome",
+)
 """Names of the labels array looked for in a ``.npz``, in this order."""
 
 CSV_LABEL_COLUMNS = ("label", "labels", "y")
@@ -56,10 +69,10 @@ def load_predictions(
 
     * ``.npz``: the arrays named ``prob_key`` and ``labels_key``; by default the first of
       :data:`PREDICTION_KEYS` (``prob``, ``probs``, ``probabilities``, ``predictions``,
-      ``probs_test``, ``logits``, ``scores``, ``y_prob``, ``y_score``) and of
-      :data:`LABEL_KEYS` (``labels``, ``label``, ``y``, ``y_true``, ``targets``, ``target``,
-      ``ground_truth``, ``y_test``) that the archive holds, or else its only 2-D and its only
-      1-D array.
+      ``probs_test``, ``logits``, ``scores``, ``y_prob``, ``y_score``, ``confidence``,
+      ``confidences``) and of :data:`LABEL_KEYS` (``labels``, ``label``, ``y``, ``y_true``,
+      ``targets``, ``target``, ``ground_truth``, ``y_test``, ``correct``, ``outcome``) that
+      the archive holds, or else its only 2-D and its only 1-D array.
     * ``.npy``: the predictions; the labels come from ``labels_path`` (a ``.npy``, or a
       ``.csv`` with one column, header optional).
     * ``.csv`` (or ``.txt``): one row per sample, comma-separated; the labels in the last

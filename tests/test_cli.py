@@ -18,10 +18,13 @@ from calibration_toolbox import (
     ACE,
     ECE,
     MCE,
+    RMSCE,
     SCE,
     TACE,
+    Scores,
     TemperatureScaling,
     brier_score,
+    calibration_table,
     negative_log_likelihood,
 )
 from calibration_toolbox.cli import main
@@ -114,6 +117,13 @@ def _write_inputs(folder: Path) -> None:
     (folder / "folder.npz").mkdir()
     (folder / "ragged.csv").write_text("0.2,0.8,1\n0.4,0.6\n")
     (folder / "good.csv").write_text("0.2,0.8,1\n0.4,0.6,0\n")
+    confidence = prob.max(axis=1)
+    np.savez(folder / "targets.npz", confidence=confidence, correct=np.r_[labels[:9] % 2, 2])
+    np.savez(
+        folder / "above.npz",
+        confidence=np.r_[confidence[:4], 1.5, confidence[5:]],
+        correct=labels % 2,
+    )
 
 
 # Every bad input: (arguments, what the one line on stderr says).
@@ -159,6 +169,18 @@ ERROR_CASES = {
         r"argument --bins: must be an integer >= 1; got 'x'",
     ),
     "unknown option": (["good.npz", "--bogus"], r"unrecognized arguments: --bogus"),
+    "--scores with a matrix": (
+        ["good.npz", "--scores"],
+        r"good\.npz: the scores must hold one score per row.*\(10, 10\).*without --scores",
+    ),
+    "--scores with a target of 2": (
+        ["targets.npz", "--scores"],
+        r"targets\.npz: the labels must be 0/1 targets with --scores; got 2",
+    ),
+    "--scores above 1": (
+        ["above.npz", "--scores"],
+        r"above\.npz: the scores must hold probabilities in \[0, 1\]; row 4.*--logits",
+    ),
 }
 
 
@@ -311,6 +333,96 @@ def test_report_without_a_file_and_help(tmp_path):
     assert run.returncode == 0
     help_text = " ".join(run.stdout.split())
     for words in ("probs_test", "ground_truth", "last column", "label, labels or y"):
+        assert words in help_text
+
+
+def _llm_answers(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Confidences uniform on (0.05, 1), right with probability confidence**2 (issue 13)."""
+    rng = np.random.default_rng(seed)
+    confidence = rng.uniform(0.05, 1.0, n)
+    return confidence, (rng.random(n) < confidence**2).astype(int)
+
+
+def _check_scores_report(report: dict, scores: np.ndarray, targets: np.ndarray, bins: int):
+    """The numbers of a --scores report equal the API's through Scores."""
+    for name, metric in (("ECE", ECE), ("MCE", MCE), ("RMSCE", RMSCE)):
+        assert_allclose(report[name], metric(Scores(scores), targets, bins=bins), rtol=1e-12)
+    assert_allclose(report["Brier"], brier_score(Scores(scores), targets), rtol=1e-12)
+    assert_allclose(report["NLL"], negative_log_likelihood(Scores(scores), targets), rtol=1e-12)
+    assert_allclose(report["mean_target"], targets.mean(), rtol=1e-12)
+    assert_allclose(report["mean_score"], scores.mean(dtype=np.float64), rtol=1e-12)
+    assert not {"SCE", "ACE", "TACE", "accuracy"} & set(report)
+    table = calibration_table(Scores(scores), targets, bins=bins, class_conditional=False)
+    filled = table.counts[0] > 0
+    rows = report["reliability"]
+    assert [row["count"] for row in rows] == table.counts[0, filled].tolist()
+    assert_allclose([row["score"] for row in rows], table.mean_score[0, filled], rtol=1e-12)
+    assert_allclose([row["target"] for row in rows], table.mean_target[0, filled], rtol=1e-12)
+
+
+def test_scores_report_on_a_csv_and_an_npz(tmp_path):
+    confidence, correct = _llm_answers(3000, seed=13)
+    np.savetxt(
+        tmp_path / "answers.csv",
+        np.column_stack([confidence, correct]),
+        delimiter=",",
+        header="score,target",
+        comments="",
+    )
+    np.savez(tmp_path / "answers.npz", confidence=confidence.astype(np.float32), correct=correct)
+    for name, scores in (
+        ("answers.csv", confidence),
+        ("answers.npz", confidence.astype(np.float32)),
+    ):
+        run = _run("report", name, "--scores", "--bins", "10", "--json", cwd=tmp_path)
+        assert run.returncode == 0 and run.stderr == "", run.stderr
+        report = json.loads(run.stdout)
+        assert report["after"] is None
+        _check_scores_report(report["before"], scores, correct, bins=10)
+    assert_allclose(report["before"]["ECE"], 0.17, atol=0.02)  # overconfident, as generated
+    run = _run("report", "answers.csv", "--scores", cwd=tmp_path)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert "one score per row against a 0/1 target (--scores)" in run.stdout
+    assert "mean target 0." in run.stdout and "reliability of the scores" in run.stdout
+    assert "SCE, ACE, TACE are omitted" in run.stdout
+    assert not re.search(r"^(SCE|ACE|TACE|accuracy) ", run.stdout, flags=re.M)
+
+
+def test_scores_recalibrate_fits_the_two_columns_and_reports_scores(tmp_path):
+    p, labels = _overconfident_binary(4000, seed=8)
+    np.savez(tmp_path / "ctr.npz", y_score=p, outcome=labels)
+    run = _run("report", "ctr.npz", "--scores", "--recalibrate", "--json", cwd=tmp_path)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    report = json.loads(run.stdout)
+    rows = np.random.default_rng(0).permutation(len(p))
+    fit, test = np.sort(rows[: len(p) // 2]), np.sort(rows[len(p) // 2 :])
+    logits = np.log(np.column_stack([1 - p, p]))
+    scaler = TemperatureScaling().fit(logits[fit], labels[fit])
+    assert_allclose(report["temperature"], scaler.temperature_, rtol=1e-12)
+    assert_allclose(report["temperature"], 3.0, rtol=0.1)
+    _check_scores_report(report["before"], p[test], labels[test], bins=15)
+    calibrated = scaler.predict_proba(logits[test])[:, 1]
+    _check_scores_report(report["after"], calibrated, labels[test], bins=15)
+    assert report["after"]["ECE"] < report["before"]["ECE"] / 2
+
+
+def test_a_single_column_without_scores_is_a_binary_classifier_and_says_so(tmp_path):
+    p, labels = _overconfident_binary(1000, seed=3)
+    np.savetxt(tmp_path / "p.csv", np.column_stack([p, labels]), delimiter=",")
+    run = _run("report", "p.csv", "--json", cwd=tmp_path)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    report = json.loads(run.stdout)["before"]
+    two_columns = np.column_stack([1 - p, p])
+    for name, metric in (("ECE", ECE), ("MCE", MCE), ("SCE", SCE)):
+        assert_allclose(report[name], metric(two_columns, labels), rtol=1e-12)
+    run = _run("report", "p.csv", cwd=tmp_path)
+    assert "one column read as P(y = 1) of a binary classifier" in run.stdout.splitlines()[0]
+
+
+def test_help_names_the_scores_form(tmp_path):
+    run = _run("report", "--help", cwd=tmp_path)
+    help_text = " ".join(run.stdout.split())
+    for words in ("--scores", "confidences", "correct, outcome", "score,target"):
         assert words in help_text
 
 

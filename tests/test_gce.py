@@ -319,12 +319,28 @@ def test_binary_one_dimensional_input_is_the_positive_class():
     positive = rng.uniform(size=200)
     labels = rng.integers(0, 2, 200)
     two_columns = np.column_stack([1 - positive, positive])
-    for wrapper in (ECE, SCE, ACE, MCE):
+    for wrapper in (SCE, ACE):
         assert wrapper(positive, labels) == wrapper(two_columns, labels)
         assert wrapper(positive[:, None], labels) == wrapper(two_columns, labels)
     # 1-D logits are the positive-class logit: softmax([0, z]) = [1 - sigmoid, sigmoid]
     z = np.log(positive / (1 - positive))
-    assert_allclose(ECE(z, labels, logits=True), ECE(positive, labels), rtol=1e-12)
+    assert_allclose(SCE(z, labels, logits=True), SCE(positive, labels), rtol=1e-12)
+    logit_columns = np.column_stack([np.zeros_like(z), z])
+    assert_allclose(ECE(logit_columns, labels, logits=True), ECE(two_columns, labels), 1e-12)
+
+
+@pytest.mark.parametrize("wrapper", [ECE, RMSCE, MCE])
+def test_binary_one_dimensional_input_is_ambiguous_for_top_label_measures(wrapper):
+    rng = np.random.default_rng(8)
+    positive = rng.uniform(size=200)
+    labels = rng.integers(0, 2, 200)
+    fixes = r"Scores\(p\), y\).*np\.column_stack\(\[1 - p, p\]\), y\)"
+    for prob in (positive, positive[:, None]):
+        with pytest.raises(ValueError, match=r"`prob` is 1-D, which is ambiguous.*" + fixes):
+            wrapper(prob, labels)
+    z = np.log(positive / (1 - positive))
+    with pytest.raises(ValueError, match=r"Scores\(z\), y, logits=True\).*zeros_like\(z\)"):
+        wrapper(z, labels, logits=True)
 
 
 def test_inputs_are_not_modified_and_lists_work():

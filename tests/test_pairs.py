@@ -11,6 +11,7 @@ The whole module is skipped until ``calibration_toolbox.Scores`` exists.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from pathlib import Path
 
@@ -310,3 +311,198 @@ def test_labels_outside_zero_one_are_refused():
 def test_class_wise_measures_refuse_scores(measure):
     with pytest.raises(ValueError, match="Scores"):
         measure(Scores([0.2, 0.7, 0.5]), [0, 1, 1])
+
+
+# --------------------------------------------------------------------------------------
+# Added with the Scores form: the issue's example by a loop, invariances, the other measures
+
+
+def test_issue_example_equals_a_loop_over_the_bins():
+    # seed 13 gives 0.1725 (the issue's 0.176 was another draw of the same recipe)
+    confidence, correct = issue_example()
+    edges = np.linspace(0, 1, N_BINS + 1)
+    total = 0.0
+    for low, high in itertools.pairwise(edges):
+        inside = (confidence > low) & (confidence <= high)
+        if inside.any():
+            gap = abs(correct[inside].mean() - confidence[inside].mean())
+            total += inside.sum() / len(confidence) * gap
+    value = ECE(Scores(confidence), correct)
+    assert_allclose(value, total, rtol=1e-12)
+    assert round(value, 4) == 0.1725
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p, y: ct.GCE(p, y, class_conditional=False),
+        lambda p, y: ct.GCE(p, y),  # top_k_classes=1, class-conditional: still top-label
+        lambda p, y: calibration_table(p, y, class_conditional=False),
+        lambda p, y: ct.ToprCE(p, y, r=1),
+        lambda p, y: ECE(p, y, logits=True),
+    ],
+    ids=["GCE-pooled", "GCE-default", "calibration_table", "ToprCE-r1", "ECE-logits"],
+)
+def test_every_top_label_call_refuses_plain_one_dimensional_input(call):
+    scores, targets = data_set("b")
+    with pytest.raises(ValueError, match=r"1-D, which is ambiguous.*Scores.*column_stack"):
+        call(scores, targets)
+    with pytest.raises(ValueError, match=r"ambiguous"):
+        call(scores[:, None], targets)
+
+
+@pytest.mark.parametrize("measure", [ECE, RMSCE, MCE])
+def test_row_order_does_not_matter(measure):
+    scores, targets = data_set("b")
+    order = np.random.default_rng(3).permutation(len(scores))
+    weights = np.random.default_rng(4).random(len(scores))
+    assert_allclose(
+        measure(Scores(scores[order]), targets[order], sample_weight=weights[order]),
+        measure(Scores(scores), targets, sample_weight=weights),
+        rtol=1e-12,
+    )
+
+
+@pytest.mark.parametrize("adaptive_bins", [False, True])
+def test_float32_scores_equal_their_float64_cast(adaptive_bins):
+    scores, targets = data_set("b")
+    single = scores.astype(np.float32)
+    options = {"bins": N_BINS, "class_conditional": False, "adaptive_bins": adaptive_bins}
+    table32 = calibration_table(Scores(single), targets, **options)
+    table64 = calibration_table(Scores(single.astype(np.float64)), targets, **options)
+    assert_array_equal(table32.counts, table64.counts)
+    assert_allclose(table32.score_sums, table64.score_sums, rtol=1e-12)
+    assert_array_equal(table32.target_sums, table64.target_sums)
+    assert_allclose(ECE(Scores(single), targets), ECE(Scores(single.astype(float)), targets))
+
+
+def test_equal_mass_bins_with_weights_equal_duplicated_rows():
+    scores, targets = data_set("b")
+    weights = np.random.default_rng(9).integers(0, 3, len(scores))
+    options = {"class_conditional": False, "adaptive_bins": True, "bins": 10}
+    weighted = ct.GCE(Scores(scores), targets, sample_weight=weights, **options)
+    repeated = ct.GCE(Scores(np.repeat(scores, weights)), np.repeat(targets, weights), **options)
+    assert_allclose(weighted, repeated, rtol=1e-12)
+
+
+def test_thresholding_drops_the_low_scores():
+    scores, targets = data_set("b")
+    kept = scores > 0.2
+    options = {"class_conditional": False, "bins": 10}
+    assert_allclose(
+        ct.GCE(Scores(scores), targets, thresholding=0.2, **options),
+        ct.GCE(Scores(scores[kept]), targets[kept], **options),
+        rtol=1e-12,
+    )
+
+
+def test_brier_and_nll_of_scores_are_the_single_probability_forms():
+    scores, targets = data_set("b")
+    weights = np.random.default_rng(5).random(len(scores))
+    brier = np.average((scores - targets) ** 2, weights=weights)
+    assert_allclose(ct.brier_score(Scores(scores), targets, sample_weight=weights), brier, 1e-12)
+    two_columns = np.column_stack([1 - scores, scores])
+    assert_allclose(
+        2 * ct.brier_score(Scores(scores), targets), ct.brier_score(two_columns, targets), 1e-12
+    )
+    nll = -np.average(
+        targets * np.log(scores) + (1 - targets) * np.log(1 - scores), weights=weights
+    )
+    value = ct.negative_log_likelihood(Scores(scores), targets, sample_weight=weights)
+    assert_allclose(value, nll, rtol=1e-12)
+    assert_allclose(
+        ct.negative_log_likelihood(Scores(scores), targets),
+        ct.negative_log_likelihood(two_columns, targets),
+        rtol=1e-12,
+    )
+
+
+def test_nll_from_log_odds_is_exact_where_probabilities_round_to_one():
+    log_odds = np.array([40.0, -40.0, 3.0])
+    targets = np.array([0, 1, 1])
+    # expit(40) is 1.0 in float64: from probabilities the first two rows cost -log(eps)
+    exact = (
+        40.0 + np.log1p(np.exp(-40.0)) + 40.0 + np.log1p(np.exp(-40.0)) + np.log1p(np.exp(-3.0))
+    ) / 3
+    value = ct.negative_log_likelihood(Scores(log_odds), targets, logits=True)
+    assert_allclose(value, exact, rtol=1e-14)
+    clipped = ct.negative_log_likelihood(Scores(expit(log_odds)), targets)
+    assert clipped < value
+    assert_allclose(
+        ct.brier_score(Scores(log_odds), targets, logits=True),
+        ct.brier_score(Scores(expit(log_odds)), targets),
+        rtol=1e-14,
+    )
+
+
+@pytest.mark.parametrize(
+    "targets",
+    [
+        np.array([True, False, True, True]),
+        np.array([1, 0, 1, 1], dtype=np.int8),
+        np.array([1.0, 0.0, 1.0, 1.0]),
+    ],
+    ids=["bool", "int8", "float"],
+)
+def test_targets_may_be_bool_integers_or_integral_floats(targets):
+    scores = np.array([0.9, 0.2, 0.6, 0.7])
+    assert ECE(Scores(scores), targets, bins=2) == ECE(Scores(scores), [1, 0, 1, 1], bins=2)
+
+
+@pytest.mark.parametrize(
+    ("targets", "message"),
+    [
+        ([0, 1, 0.5, 1], r"`labels` must be integer 0/1 targets with Scores; got 0\.5"),
+        ([0, 1, -1, 1], r"`labels` must be 0/1 targets with Scores; got -1"),
+        ([0, 1, 1], r"`labels` must have one entry per row"),
+    ],
+)
+def test_bad_targets_are_named(targets, message):
+    with pytest.raises(ValueError, match=message):
+        ct.brier_score(Scores([0.2, 0.7, 0.5, 0.4]), targets)
+
+
+def test_scores_refuse_renormalize_and_check_logits():
+    with pytest.raises(ValueError, match=r"renormalize=True.*nothing to renormalise"):
+        ECE(Scores([0.2, 0.7]), [0, 1], renormalize=True)
+    with pytest.raises(ValueError, match=r"`Scores` must be finite"):
+        ECE(Scores([0.2, np.inf]), [0, 1], logits=True)
+    with pytest.warns(UserWarning, match=r"logits=True, but every value lies in \[0, 1\]"):
+        ECE(Scores([0.2, 0.7]), [0, 1], logits=True)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s, y: ct.GCE(s, y),  # class_conditional=True by default
+        lambda s, y: calibration_table(s, y),
+        lambda s, y: ct.GCE(s, y, class_conditional=False, top_k_classes="all"),
+        lambda s, y: ct.ToprCE(s, y, r=1),
+    ],
+    ids=["GCE-default", "calibration_table-default", "GCE-all", "ToprCE-r1"],
+)
+def test_class_wise_options_refuse_scores_and_say_what_to_pass(call):
+    with pytest.raises(
+        ValueError, match=r"need a \(N, K\) probability matrix.*Scores.*class_conditional=False"
+    ):
+        call(Scores([0.2, 0.7, 0.5]), [0, 1, 1])
+
+
+def test_functions_without_the_pairs_form_refuse_scores_by_name():
+    with pytest.raises(TypeError, match=r"`X` does not take Scores"):
+        ct.TemperatureScaling().fit(Scores([0.2, 0.7]), [0, 1])
+
+
+def test_scores_is_immutable_and_says_what_it_is():
+    values = np.array([0.2, 0.7], dtype=np.float32)
+    scores = Scores(values)
+    assert scores.values is values
+    assert Scores(scores).values is values
+    with pytest.raises(AttributeError, match="immutable"):
+        scores.values = np.zeros(2)
+    with pytest.raises(AttributeError, match="immutable"):
+        scores.extra = 1
+    assert repr(scores) == (
+        "Scores(2 float32 values: one score per row, binned as given against a 0/1 target)"
+    )
+    assert ct.metrics.Scores is Scores

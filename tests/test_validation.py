@@ -51,8 +51,9 @@ PROB_ERRORS = [
     ([[0.5, 0.5], [1.0]], ValueError, r"`prob` must be a rectangular numeric array"),
     (np.array([["a", "b"]] * 4), TypeError, r"`prob` must hold real numbers; got .*<U1"),
     (PROB.astype(complex), TypeError, r"`prob` must hold real numbers; got .*complex128"),
-    (np.array([0.2, 1.2, 0.5, 0.1]), ValueError, r"`prob` must hold probabilities in \[0, 1\]"),
-    (np.array([0.2, np.nan, 0.5, 0.1]), ValueError, r"`prob` must not contain NaN; row 1"),
+    # 1-D is ambiguous for a top-label measure, whatever its values
+    (np.array([0.2, 0.8, 0.5, 0.1]), ValueError, r"`prob` is 1-D, which is ambiguous"),
+    (np.array([0.2, np.nan, 0.5, 0.1]), ValueError, r"`prob` is 1-D, which is ambiguous"),
 ]
 
 
@@ -60,6 +61,19 @@ PROB_ERRORS = [
 def test_bad_probabilities(prob, error, message):
     with pytest.raises(error, match=message):
         ECE(prob, LABELS)
+
+
+@pytest.mark.parametrize(
+    ("prob", "message"),
+    [
+        (np.array([0.2, 1.2, 0.5, 0.1]), r"`prob` must hold probabilities in \[0, 1\]"),
+        (np.array([0.2, np.nan, 0.5, 0.1]), r"`prob` must not contain NaN; row 1"),
+    ],
+)
+def test_bad_binary_probabilities(prob, message):
+    # 1-D is P(y = 1) for the class-wise measures: its values are checked as such
+    with pytest.raises(ValueError, match=message):
+        SCE(prob, LABELS)
 
 
 def test_float32_row_sum_tolerance_is_named():
@@ -283,7 +297,7 @@ def test_probabilities_passed_as_logits_warn_on_a_real_file():
 def test_binary_probabilities_passed_as_logits_warn():
     positive = np.array([0.2, 0.9, 0.6, 0.4])
     with pytest.warns(UserWarning, match=r"logits=True, but every value lies in \[0, 1\]"):
-        ECE(positive, [0, 1, 1, 0], logits=True)
+        SCE(positive, [0, 1, 1, 0], logits=True)
 
 
 @pytest.mark.parametrize("n_rows", [5, 40_000])

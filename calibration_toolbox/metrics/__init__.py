@@ -14,6 +14,7 @@ from calibration_toolbox.metrics.gce import (
     expected_calibration_error,
 )
 from calibration_toolbox.metrics.scoring import brier_score, negative_log_likelihood
+from calibration_toolbox.scores import Scores
 
 __all__ = [
     "ACE",
@@ -24,6 +25,7 @@ __all__ = [
     "SCE",
     "TACE",
     "CalibrationTable",
+    "Scores",
     "ToprCE",
     "brier_score",
     "calibration_table",

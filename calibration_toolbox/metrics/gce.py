@@ -24,6 +24,7 @@ from calibration_toolbox.binning import (
     is_uniform,
     sort_rows_with_flags,
 )
+from calibration_toolbox.scores import Scores
 
 __all__ = [
     "ACE",
@@ -47,9 +48,32 @@ Norm = Union[int, float, str]
 # (already indented for a numpydoc section) by `_shared_docstring`.
 _DOC_FRAGMENTS = {
     "{predictions}": """\
+    prob : array-like, shape (N, K), or Scores
+        Predicted probabilities (rows sum to 1), logits with ``logits=True``; the measure
+        bins each row's largest entry against whether its class is the label.  Or
+        ``Scores(s)``: one score per row, binned as given against 0/1 ``labels`` (an LLM's
+        confidence and whether its answer was right; P(event) and whether it happened),
+        log-odds with ``logits=True``.  A plain 1-D array is refused as ambiguous: pass
+        ``Scores(p)``, or ``np.column_stack([1 - p, p])`` for a binary classifier.
+    labels : array-like of int, shape (N,)
+        True classes in ``[0, K)``; 0/1 targets with ``Scores``.
+""",
+    "{gce_predictions}": """\
+    prob : array-like, shape (N, K) or (N,), or Scores
+        Predicted probabilities (rows sum to 1), logits with ``logits=True``.  A 1-D array
+        is P(y = 1) of a binary task (two columns ``[1 - p, p]``) for the class-wise
+        options, and refused as ambiguous with ``top_k_classes=1``.  ``Scores(s)``: one
+        score per row binned as given against 0/1 ``labels``, with
+        ``class_conditional=False`` and ``top_k_classes=1`` only (see
+        :class:`~calibration_toolbox.Scores`).
+    labels : array-like of int, shape (N,)
+        True classes in ``[0, K)``; 0/1 targets with ``Scores``.
+""",
+    "{class_wise_predictions}": """\
     prob : array-like, shape (N, K) or (N,)
-        Predicted probabilities (rows sum to 1), or P(y = 1) of a binary task; logits with
-        ``logits=True``.
+        Predicted probabilities (rows sum to 1), or P(y = 1) of a binary task (two columns
+        ``[1 - p, p]``); logits with ``logits=True``.  Not ``Scores``: a class-wise
+        measure needs one column per class.
     labels : array-like of int, shape (N,)
         True classes in ``[0, K)``.
 """,
@@ -107,11 +131,13 @@ class CalibrationTable:
     counts : ndarray, shape (n_groups, n_bins)
         Weighted number of scores in each bin.
     score_sums : ndarray, shape (n_groups, n_bins)
-        Weighted sum of the scores (confidences) in each bin.
+        Weighted sum of the scores (confidences; with ``Scores``, the scores) in each bin.
     target_sums : ndarray, shape (n_groups, n_bins)
-        Weighted sum of the targets (1 where the class is the label) in each bin.
+        Weighted sum of the targets (1 where the class is the label; with ``Scores``, the
+        0/1 labels) in each bin.
     n_classes : int
-        Number of classes K; class-conditional errors are averaged over all K classes.
+        Number of classes K (2 for ``Scores``: a 0/1 target); class-conditional errors
+        are averaged over all K classes.
     class_conditional : bool
         Whether there is one group per class.
     adaptive_bins : bool
@@ -216,7 +242,7 @@ def calibration_table(
 
     Parameters
     ----------
-    {predictions}
+    {gce_predictions}
     bins, class_conditional, adaptive_bins, top_k_classes, thresholding
         As in :func:`GCE`.
     {keywords}
@@ -238,6 +264,16 @@ def calibration_table(
     (array([[ nan, 0.75]]), array([[nan, 0.5]]))
     >>> table.calibration_error()
     0.25
+
+    One score per row against a 0/1 target, e.g. P(click) and whether the click
+    happened (one group; the table a reliability diagram of the scores draws):
+
+    >>> from calibration_toolbox import Scores
+    >>> table = calibration_table(
+    ...     Scores([0.1, 0.2, 0.7, 0.9]), [0, 1, 1, 1], bins=2, class_conditional=False
+    ... )
+    >>> table.mean_score, table.mean_target
+    (array([[0.15, 0.8 ]]), array([[0.5, 1. ]]))
     """
     return _table(
         *_checked_call(
@@ -321,18 +357,28 @@ def _checked_call(
     """The validated arrays, weights and options of a GCE call."""
     top_k_classes = options["top_k_classes"]
     top_label = isinstance(top_k_classes, numbers.Integral) and top_k_classes == 1
+    if isinstance(prob, Scores) and not (
+        top_label and not iv.check_flag(options["class_conditional"], "class_conditional")
+    ):
+        raise ValueError(
+            "class-wise measures (class_conditional=True, or top_k_classes other than 1: "
+            "SCE, ACE, TACE, ToprCE) need a (N, K) probability matrix; Scores holds one score "
+            "per row. Bin Scores with ECE, RMSCE, MCE, or GCE/calibration_table with "
+            "class_conditional=False and top_k_classes=1; pass a binary classifier's "
+            "P(y = 1) here as np.column_stack([1 - p, p])."
+        )
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=top_label
     )
-    weights = iv.check_sample_weight(sample_weight, len(checked.prob))
-    return checked, weights, _GCEOptions.checked(checked.prob.shape[1], **options)
+    weights = iv.check_sample_weight(sample_weight, checked.n_samples)
+    return checked, weights, _GCEOptions.checked(checked.n_classes, **options)
 
 
 def _table(
-    checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions
+    checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: _GCEOptions
 ) -> CalibrationTable:
     """The per-(group, bin) sums, by the fastest path for the options."""
-    n_classes = checked.prob.shape[1]
+    n_classes = checked.n_classes
     n_bins = options.n_bins
     if options.top_k is None and not options.adaptive_bins:
         sums = _all_entries_equal_width(checked, weights, options)
@@ -355,9 +401,11 @@ def _table(
     )
 
 
-def _score_set_sums(checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions):
-    """Edges and sums of the explicit score set (top-r entries, or weighted equal-mass)."""
-    n_groups, n_bins = options.n_groups(checked.prob.shape[1]), options.n_bins
+def _score_set_sums(
+    checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: _GCEOptions
+):
+    """Edges and sums of the explicit score set (top-r entries, pairs, weighted equal-mass)."""
+    n_groups, n_bins = options.n_groups(checked.n_classes), options.n_bins
     groups, scores, targets, entry_weights = _score_set(checked, weights, options)
     if options.adaptive_bins:
         return _equal_mass_sums(groups, scores, targets, entry_weights, n_groups, n_bins)
@@ -368,46 +416,55 @@ def _score_set_sums(checked: iv.Predictions, weights: NDArray | None, options: _
     return (np.broadcast_to(options.edges, (n_groups, n_bins + 1)), *sums)
 
 
-def _score_set(checked: iv.Predictions, weights: NDArray | None, options: _GCEOptions):
-    """Flat arrays (group, score, target, weight) of the kept entries."""
-    prob, labels, summary = checked
-    top_k, class_conditional, threshold = (
-        options.top_k,
-        options.class_conditional,
-        options.thresholding,
-    )
-    n_samples, n_classes = prob.shape
-    if top_k == 1:
-        scores = summary.confidence
-        if class_conditional:
-            groups = summary.prediction
-            if groups is None:
-                groups = np.argmax(prob, axis=1)
-            targets = groups == labels
-        else:
-            groups = None
-            targets = summary.correct(prob, labels)
+def _score_set(checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: _GCEOptions):
+    """Flat arrays (group, score, target, weight) of the kept entries.
+
+    (score, target) pairs are the score set as they are; the top label gives one entry
+    per row (confidence, correctness); otherwise the entries are picked by row and column.
+    """
+    if isinstance(checked, iv.Pairs):
+        groups, scores, targets, rows = None, checked.scores, checked.targets, None
+    elif options.top_k == 1:
+        groups, scores, targets = _top_label_entries(checked, options.class_conditional)
         rows = None
     else:
-        if top_k is None:
-            rows, columns = np.divmod(np.arange(n_samples * n_classes), n_classes)
-        else:
-            # Stable sort of -p: the r largest entries, ties resolved by the lower class index.
-            order = np.argsort(-prob, axis=1, kind="stable")[:, :top_k]
-            rows = np.repeat(np.arange(n_samples), top_k)
-            columns = order.reshape(-1)
-        scores = prob[rows, columns]
-        targets = labels[rows] == columns
-        groups = columns if class_conditional else None
+        groups, scores, targets, rows = _picked_entries(checked, options)
     entry_weights = None if weights is None else (weights if rows is None else weights[rows])
-    if threshold > 0:
-        keep = scores > _cut_for(threshold, scores.dtype)
+    if options.thresholding > 0:
+        keep = scores > _cut_for(options.thresholding, scores.dtype)
         scores, targets = scores[keep], targets[keep]
         groups = None if groups is None else groups[keep]
         entry_weights = None if entry_weights is None else entry_weights[keep]
     if groups is None:
         groups = np.zeros(len(scores), dtype=np.intp)
     return groups, scores, targets, entry_weights
+
+
+def _top_label_entries(checked: iv.Predictions, class_conditional: bool):
+    """Group (predicted class, or None when pooled), confidence and correctness per row."""
+    prob, labels, summary = checked
+    if not class_conditional:
+        return None, summary.confidence, summary.correct(prob, labels)
+    groups = summary.prediction
+    if groups is None:
+        groups = np.argmax(prob, axis=1)
+    return groups, summary.confidence, groups == labels
+
+
+def _picked_entries(checked: iv.Predictions, options: _GCEOptions):
+    """Group, score, target and row of each row's top-r entries, or of all N x K entries."""
+    prob, labels, _ = checked
+    n_samples, n_classes = prob.shape
+    top_k = options.top_k
+    if top_k is None:
+        rows, columns = np.divmod(np.arange(n_samples * n_classes), n_classes)
+    else:
+        # Stable sort of -p: the r largest entries, ties resolved by the lower class index.
+        order = np.argsort(-prob, axis=1, kind="stable")[:, :top_k]
+        rows = np.repeat(np.arange(n_samples), top_k)
+        columns = order.reshape(-1)
+    groups = columns if options.class_conditional else None
+    return groups, prob[rows, columns], labels[rows] == columns, rows
 
 
 def _equal_mass_sums(groups, scores, targets, weights, n_groups, n_bins):
@@ -683,7 +740,7 @@ def GCE(
 
     Parameters
     ----------
-    {predictions}
+    {gce_predictions}
     bins : int or array-like, default 15
         Number of bins, or increasing equal-width edges from 0 to 1.  Equal-width bins are
         ``(lo, hi]`` with 0 in the first bin.  ``bin=`` is accepted as a synonym.
@@ -769,8 +826,10 @@ def ECE(
     .. math:: \mathrm{ECE} = \sum_b \frac{n_b}{N}\,
               \lvert \mathrm{acc}_b - \mathrm{conf}_b \rvert.
 
-    The same as ``GCE(prob, labels, bins=bins, class_conditional=False,
-    adaptive_bins=False, top_k_classes=1, norm=1, thresholding=0.0)``.
+    With ``Scores(s)`` the score and target of row *i* are :math:`c_i = s_i` and
+    :math:`a_i = y_i` themselves (:class:`~calibration_toolbox.Scores`).  The same as
+    ``GCE(prob, labels, bins=bins, class_conditional=False, adaptive_bins=False,
+    top_k_classes=1, norm=1, thresholding=0.0)``.
 
     Parameters
     ----------
@@ -789,9 +848,14 @@ def ECE(
 
     Examples
     --------
-    >>> from calibration_toolbox import ECE
+    >>> from calibration_toolbox import ECE, Scores
     >>> ECE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
     0.25
+
+    An LLM's confidence in its answers and whether each was right:
+
+    >>> round(ECE(Scores([0.9, 0.8, 0.6, 0.3]), [1, 0, 1, 0], bins=2), 6)
+    0.15
     """
     return GCE(
         prob,
@@ -942,7 +1006,7 @@ def ACE(
 
     Parameters
     ----------
-    {predictions}
+    {class_wise_predictions}
     {equal_mass_bins}
     {keywords}
 
@@ -998,7 +1062,7 @@ def SCE(
 
     Parameters
     ----------
-    {predictions}
+    {class_wise_predictions}
     {equal_width_bins}
     {keywords}
 
@@ -1066,7 +1130,7 @@ def ToprCE(
 
     Parameters
     ----------
-    {predictions}
+    {class_wise_predictions}
     {equal_width_bins}
     r : int
         Number of each row's largest entries kept, in ``[1, K]`` (keyword-only, required).
@@ -1126,7 +1190,7 @@ def TACE(
 
     Parameters
     ----------
-    {predictions}
+    {class_wise_predictions}
     {equal_mass_bins}
     thresholding : float in [0, 1), default 0.01
         Entries ``p <= thresholding`` are dropped (keyword-only, named as in :func:`GCE`).

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import logsumexp
+from scipy.special import log_expit, logsumexp
 
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import row_blocks
+from calibration_toolbox.scores import Scores
 
 __all__ = ["brier_score", "negative_log_likelihood"]
 
@@ -34,14 +35,18 @@ def brier_score(
 
     On a binary task this is twice the single-probability form
     :math:`\frac1N \sum_i (p_i - y_i)^2` of scikit-learn's ``brier_score_loss``, since both
-    columns contribute the same squared error.
+    columns contribute the same squared error.  With ``Scores(s)`` (one score per row
+    against a 0/1 target) it is that single-probability form,
+    :math:`\frac1N \sum_i (s_i - y_i)^2`.
 
     Parameters
     ----------
-    prob : array-like, shape (N, K) or (N,)
-        Probabilities (logits with ``logits=True``); a 1-D array is P(y = 1).
+    prob : array-like, shape (N, K) or (N,), or Scores
+        Probabilities (logits with ``logits=True``); a 1-D array is P(y = 1) (two columns
+        ``[1 - p, p]``); :class:`~calibration_toolbox.Scores` gives the single-probability
+        form (log-odds with ``logits=True``).
     labels : array-like of int, shape (N,)
-        True classes.
+        True classes; 0/1 targets with ``Scores``.
     logits : bool, default False
         ``prob`` holds logits.
     sample_weight : array-like, shape (N,), optional
@@ -66,11 +71,17 @@ def brier_score(
     0.37
     >>> brier_score([0.1, 0.4], [0, 1])  # 1-D: P(y = 1), twice sklearn's 0.185
     0.37
+    >>> from calibration_toolbox import Scores
+    >>> round(brier_score(Scores([0.1, 0.4]), [0, 1]), 6)  # sklearn's brier_score_loss
+    0.185
     """
-    prob, labels, rows_summary = iv.check_predictions(
-        prob, labels, logits=logits, renormalize=renormalize
-    )
-    weights = iv.check_sample_weight(sample_weight, len(prob))
+    checked = iv.check_predictions(prob, labels, logits=logits, renormalize=renormalize)
+    weights = iv.check_sample_weight(sample_weight, checked.n_samples)
+    if isinstance(checked, iv.Pairs):
+        errors = checked.scores.astype(np.float64)
+        errors -= checked.targets
+        return _weighted_mean(errors * errors, weights)
+    prob, labels, rows_summary = checked
     # sum_k (p_k - y_k)^2 = sum_k p_k^2 - 2 p_label + 1, in float64 row blocks.
     squares = np.empty(len(prob))
     for rows in row_blocks(*prob.shape):
@@ -98,12 +109,18 @@ def negative_log_likelihood(
     unclipped value (``inf`` when a label has probability 0).  The rows are not renormalised
     (old scikit-learn's ``log_loss`` clipped at 1e-15 *and* renormalised).
 
+    With ``Scores(s)`` (one score per row against a 0/1 target ``y``) it is the binary log
+    loss :math:`-\frac1N \sum_i [y_i \log s_i + (1 - y_i) \log(1 - s_i)]`, the probability
+    of the outcome clipped below at ``eps`` likewise; from log-odds ``z``
+    (``logits=True``) it is exact, ``-log_expit(z)`` or ``-log_expit(-z)``.
+
     Parameters
     ----------
-    prob : array-like, shape (N, K) or (N,)
-        Probabilities, or logits with ``logits=True``; a 1-D array is the positive class.
+    prob : array-like, shape (N, K) or (N,), or Scores
+        Probabilities, or logits with ``logits=True``; a 1-D array is the positive class
+        (two columns ``[1 - p, p]``, the same value as ``Scores(p)``).
     labels : array-like of int, shape (N,)
-        True classes.
+        True classes; 0/1 targets with ``Scores``.
     logits : bool, default False
         ``prob`` holds logits.
     sample_weight : array-like, shape (N,), optional
@@ -131,8 +148,15 @@ def negative_log_likelihood(
     0.510826
     >>> round(negative_log_likelihood([[2.0, 0.0], [0.5, 0.1]], [0, 1], logits=True), 6)
     0.519972
+    >>> from calibration_toolbox import Scores
+    >>> round(negative_log_likelihood(Scores([0.1, 0.4]), [0, 1]), 6)
+    0.510826
     """
     eps = iv.check_fraction(eps, "eps")
+    if isinstance(prob, Scores):
+        pairs = iv.check_predictions(prob, labels, logits=logits, renormalize=renormalize)
+        weights = iv.check_sample_weight(sample_weight, pairs.n_samples)
+        return _weighted_mean(_pair_losses(pairs, eps), weights)
     if iv.check_logits_flag(logits, renormalize):
         scores = iv.check_predicted_logits(prob, "prob")
         labels = iv.check_labels(labels, *scores.shape)
@@ -147,3 +171,18 @@ def negative_log_likelihood(
     label_prob = np.maximum(rows_summary.label_scores.astype(np.float64), eps)
     with np.errstate(divide="ignore"):
         return _weighted_mean(-np.log(label_prob), weights)
+
+
+def _pair_losses(pairs: iv.Pairs, eps: float) -> NDArray:
+    """``-log q`` per row, q the probability given to the outcome: s if y = 1, else 1 - s.
+
+    From log-odds z exactly, ``-log_expit(z)`` or ``-log_expit(-z)``; from scores, q is
+    clipped below at ``eps``.
+    """
+    if pairs.log_odds is not None:
+        log_odds = pairs.log_odds.astype(np.float64)
+        return -log_expit(np.where(pairs.targets == 1, log_odds, -log_odds))
+    scores = pairs.scores.astype(np.float64)
+    outcome = np.where(pairs.targets == 1, scores, 1.0 - scores)
+    with np.errstate(divide="ignore"):
+        return -np.log(np.maximum(outcome, eps))
