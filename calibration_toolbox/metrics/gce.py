@@ -806,6 +806,35 @@ def GCE(
     return _table(checked, weights, options).calibration_error(options.norm)
 
 
+# The named metrics: GCE with the settings of the README's table, one row each.  ToprCE's
+# `top_k_classes` is its `r` and TACE's `thresholding` its own option: the callers give them.
+_NAMED_METRICS = {
+    "ECE": {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1, "norm": 1},
+    "RMSCE": {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1, "norm": 2},
+    "MCE": {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1, "norm": "inf"},
+    "ACE": {"class_conditional": True, "adaptive_bins": True, "top_k_classes": "all", "norm": 1},
+    "SCE": {"class_conditional": True, "adaptive_bins": False, "top_k_classes": "all", "norm": 1},
+    "ToprCE": {"class_conditional": True, "adaptive_bins": False, "norm": 1},
+    "TACE": {"class_conditional": True, "adaptive_bins": True, "top_k_classes": "all", "norm": 1},
+}
+
+
+def _named_metric(
+    name, prob, labels, bins, logits, sample_weight, renormalize, top_k=1, thresholding=0.0
+):
+    """The metric ``name`` of ``_NAMED_METRICS``: its row of settings, passed to GCE."""
+    settings = {"top_k_classes": top_k, **_NAMED_METRICS[name], "thresholding": thresholding}
+    return GCE(
+        prob,
+        labels,
+        bins=bins,
+        **settings,
+        logits=logits,
+        sample_weight=sample_weight,
+        renormalize=renormalize,
+    )
+
+
 @_shared_docstring
 def ECE(
     prob: ArrayLike,
@@ -857,19 +886,7 @@ def ECE(
     >>> round(ECE(Scores([0.9, 0.8, 0.6, 0.3]), [1, 0, 1, 0], bins=2), 6)
     0.15
     """
-    return GCE(
-        prob,
-        labels,
-        bins=bins,
-        class_conditional=False,
-        adaptive_bins=False,
-        top_k_classes=1,
-        norm=1,
-        thresholding=0.0,
-        logits=logits,
-        sample_weight=sample_weight,
-        renormalize=renormalize,
-    )
+    return _named_metric("ECE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
 @_shared_docstring
@@ -911,19 +928,7 @@ def RMSCE(
     >>> RMSCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
     0.25
     """
-    return GCE(
-        prob,
-        labels,
-        bins=bins,
-        class_conditional=False,
-        adaptive_bins=False,
-        top_k_classes=1,
-        norm=2,
-        thresholding=0.0,
-        logits=logits,
-        sample_weight=sample_weight,
-        renormalize=renormalize,
-    )
+    return _named_metric("RMSCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
 @_shared_docstring
@@ -966,19 +971,7 @@ def MCE(
     >>> MCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
     0.25
     """
-    return GCE(
-        prob,
-        labels,
-        bins=bins,
-        class_conditional=False,
-        adaptive_bins=False,
-        top_k_classes=1,
-        norm="inf",
-        thresholding=0.0,
-        logits=logits,
-        sample_weight=sample_weight,
-        renormalize=renormalize,
-    )
+    return _named_metric("MCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
 @_shared_docstring
@@ -1023,19 +1016,7 @@ def ACE(
     >>> ACE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
     0.25
     """
-    return GCE(
-        prob,
-        labels,
-        bins=bins,
-        class_conditional=True,
-        adaptive_bins=True,
-        top_k_classes="all",
-        norm=1,
-        thresholding=0.0,
-        logits=logits,
-        sample_weight=sample_weight,
-        renormalize=renormalize,
-    )
+    return _named_metric("ACE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
 @_shared_docstring
@@ -1082,19 +1063,7 @@ def SCE(
     >>> SCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2)
     0.25
     """
-    return GCE(
-        prob,
-        labels,
-        bins=bins,
-        class_conditional=True,
-        adaptive_bins=False,
-        top_k_classes="all",
-        norm=1,
-        thresholding=0.0,
-        logits=logits,
-        sample_weight=sample_weight,
-        renormalize=renormalize,
-    )
+    return _named_metric("SCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
 @_shared_docstring
@@ -1149,19 +1118,8 @@ def ToprCE(
     >>> ToprCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0], bins=2, r=1)
     0.25
     """
-    return GCE(
-        prob,
-        labels,
-        bins=bins,
-        class_conditional=True,
-        adaptive_bins=False,
-        top_k_classes=iv.integer_at_least(1)(r, "r"),  # named `r` in errors
-        norm=1,
-        thresholding=0.0,
-        logits=logits,
-        sample_weight=sample_weight,
-        renormalize=renormalize,
-    )
+    top_k = iv.integer_at_least(1)(r, "r")  # named `r` in its errors
+    return _named_metric("ToprCE", prob, labels, bins, logits, sample_weight, renormalize, top_k)
 
 
 @_shared_docstring
@@ -1219,18 +1177,8 @@ def TACE(
     thresholding = _one_spelling(
         thresholding, _DEFAULT_TACE_THRESHOLD, threshold, "thresholding", "threshold"
     )
-    return GCE(
-        prob,
-        labels,
-        bins=bins,
-        class_conditional=True,
-        adaptive_bins=True,
-        top_k_classes="all",
-        norm=1,
-        thresholding=thresholding,
-        logits=logits,
-        sample_weight=sample_weight,
-        renormalize=renormalize,
+    return _named_metric(
+        "TACE", prob, labels, bins, logits, sample_weight, renormalize, thresholding=thresholding
     )
 
 
