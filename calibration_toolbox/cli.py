@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibration_toolbox import __version__
+from calibration_toolbox._validation import check_predictions
 from calibration_toolbox.datasets import load_example
 from calibration_toolbox.io import CSV_LABEL_COLUMNS, LABEL_KEYS, PREDICTION_KEYS, load_predictions
 from calibration_toolbox.metrics import (
@@ -63,6 +64,7 @@ _LOG_FLOOR = 1e-300
 _CLI_WORDS = (
     ("`logits=True`", "--logits"),
     ("logits=True", "--logits"),
+    ("renormalize=True", "--renormalize"),
     ("`prob_key`", "--prob-key"),
     ("`labels_key`", "--labels-key"),
     ("`labels_path`", "--labels"),
@@ -186,6 +188,8 @@ def _load_file(args: argparse.Namespace) -> _Inputs:
     )
     if predictions.ndim == 2 and predictions.shape[1] == 1:
         predictions = predictions[:, 0]  # a single column: P(y = 1), as a 1-D array
+    if args.renormalize:
+        predictions = _renormalized(args.path, predictions, labels, args)
     _check_values(args.path, predictions, labels, args.logits, args.scores)
     title = f"calibration-toolbox {__version__}: {args.path}"
     if args.scores:
@@ -215,6 +219,19 @@ def _check_values(
     except (ValueError, TypeError) as error:
         kind = ValueError if isinstance(error, ValueError) else TypeError
         raise kind(f"{path}: {error}") from None
+
+
+def _renormalized(
+    path: str, predictions: np.ndarray, labels: np.ndarray, args: argparse.Namespace
+) -> np.ndarray:
+    """``--renormalize``: each row divided by its sum, checked as the metrics check it."""
+    if args.scores or args.logits or predictions.ndim == 1:
+        what = "--scores" if args.scores else "--logits" if args.logits else "one column"
+        raise _UsageError(f"--renormalize is for rows of probabilities, not with {what}.")
+    try:
+        return check_predictions(predictions, labels, renormalize=True).prob
+    except (ValueError, TypeError) as error:
+        raise type(error)(f"{path}: {error}") from None
 
 
 def _binary_columns(positive: np.ndarray, logits: bool) -> np.ndarray:
@@ -450,6 +467,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="one score per row against a 0/1 target (an LLM's confidence and whether the "
         "answer was right; P(event) and whether it happened), binned as given",
+    )
+    report.add_argument(
+        "--renormalize",
+        action="store_true",
+        help="divide each row of probabilities by its sum first (rows rounded when saved)",
     )
     report.add_argument(
         "--bins", type=_positive_int, default=15, help="number of bins (default 15)"

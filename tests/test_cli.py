@@ -109,6 +109,9 @@ def _write_inputs(folder: Path) -> None:
     with_nan[7, 3] = np.nan
     np.savez(folder / "nan.npz", probs=with_nan, labels=labels)
     np.savez(folder / "sums.npz", probs=np.full((10, 3), 0.5), labels=labels % 3)
+    zero_row = np.round(prob, 2)
+    zero_row[2] = 0.0
+    np.savez(folder / "zero.npz", probs=zero_row, labels=labels)
     np.savez(folder / "objects.npz", probs=prob, labels=labels.astype(object))
     np.savez(folder / "words.npz", probs=prob.astype(str), labels=labels)
     np.savez(folder / "one.npz", probs=prob[:1], labels=labels[:1])
@@ -158,6 +161,14 @@ ERROR_CASES = {
     # Row 7 of the file, although the metrics see a random half (checked before the split).
     "NaN": (["nan.npz", "--recalibrate"], r"nan\.npz: .*the predictions.*row 7"),
     "not distributions": (["sums.npz"], r"sums\.npz: .*the predictions array must sum to 1"),
+    "--renormalize a zero row": (
+        ["zero.npz", "--renormalize"],
+        r"zero\.npz: row 2 of the predictions array sums to 0; --renormalize needs",
+    ),
+    "--renormalize with --logits": (
+        ["good.npz", "--renormalize", "--logits"],
+        r"--renormalize is for rows of probabilities, not with --logits",
+    ),
     "not numbers": (["words.npz"], r"words\.npz: the predictions array must hold real numbers"),
     "one row to split": (["one.npz", "--recalibrate"], r"needs at least 2 rows; one\.npz"),
     "--bins 0": (
@@ -282,6 +293,23 @@ def test_the_json_numbers_are_the_apis(tmp_path):
         assert_allclose(report[name], metric(prob, labels, bins=10), rtol=1e-12)
     assert_allclose(report["NLL"], negative_log_likelihood(prob, labels), rtol=1e-12)
     assert_allclose(report["Brier"], brier_score(prob, labels), rtol=1e-12)
+
+
+def test_renormalize_accepts_rounded_rows_and_says_so_when_needed(tmp_path):
+    prob, labels = load_example().prob[:500], load_example().labels[:500]
+    rounded = np.round(prob, 2)
+    np.savez(tmp_path / "rounded.npz", probs=rounded, labels=labels)
+    refused = _run("report", "rounded.npz", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "--renormalize" in _one_stderr_line(refused, "error")
+    run = _run("report", "rounded.npz", "--renormalize", "--json", cwd=tmp_path)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    report = json.loads(run.stdout)["before"]
+    for name, metric in (("ECE", ECE), ("SCE", SCE), ("TACE", TACE)):
+        assert_allclose(report[name], metric(rounded, labels, renormalize=True), rtol=1e-12)
+    assert_allclose(
+        report["NLL"], negative_log_likelihood(rounded, labels, renormalize=True), rtol=1e-12
+    )
 
 
 def _overconfident_binary(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
