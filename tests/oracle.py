@@ -135,3 +135,97 @@ def nll_from_logits(logits, labels, sample_weight=None):
         log_norm = top + math.log(math.fsum(math.exp(z - top) for z in logits[i]))
         losses.append(log_norm - logits[i, labels[i]])
     return math.fsum(w * v for w, v in zip(weights, losses, strict=True)) / math.fsum(weights)
+
+
+def _bins_of(entries, edges, adaptive, n_bins):
+    """The bin of each (score, target, weight) entry, as in ``set_error``."""
+    if adaptive:
+        interior = equal_mass_edges([(s, w) for s, _, w in entries], n_bins)
+        return [sum(1 for e in interior if e <= s) for s, _, _ in entries]
+    return [equal_width_bin(s, edges) for s, _, _ in entries]
+
+
+def _bin_means(entries, edges, adaptive, n_bins):
+    """(count, mean score, mean target) of each non-empty bin, and the set's total weight."""
+    entries = [e for e in entries if e[2] > 0]
+    bins_of = _bins_of(entries, edges, adaptive, n_bins) if entries else []
+    rows = []
+    for b in range(n_bins):
+        members = [entries[i] for i in range(len(entries)) if bins_of[i] == b]
+        if not members:
+            continue
+        count = math.fsum(w for _, _, w in members)
+        rows.append(
+            (
+                count,
+                math.fsum(w * s for s, _, w in members) / count,
+                math.fsum(w * t for _, t, w in members) / count,
+            )
+        )
+    return rows, math.fsum(w for _, _, w in entries)
+
+
+def debiased_set_error(entries, edges, adaptive, n_bins):
+    """max(0, sum_b (n_b/n) (gap_b^2 - acc_b (1 - acc_b) / (n_b - 1))), bins n_b < 2 as 0."""
+    rows, total = _bin_means(entries, edges, adaptive, n_bins)
+    terms = [
+        count / total * ((acc - conf) ** 2 - acc * (1 - acc) / (count - 1))
+        for count, conf, acc in rows
+        if count >= 2
+    ]
+    return max(math.fsum(terms), 0.0)
+
+
+def _edges_of(bins):
+    if isinstance(bins, int):
+        return [float(e) for e in np.linspace(0, 1, bins + 1)]
+    return [float(e) for e in bins]
+
+
+def _sets(prob, labels, top_k_classes, class_conditional, sample_weight):
+    prob = np.asarray(prob, dtype=np.float64)
+    n_samples, n_classes = prob.shape
+    weights = np.ones(n_samples) if sample_weight is None else np.asarray(sample_weight, float)
+    entries = score_set(prob, labels, top_k_classes, class_conditional, 0.0, weights)
+    groups = range(n_classes) if class_conditional else [0]
+    return [[(s, t, w) for (g, s, t, w) in entries if g == k] for k in groups]
+
+
+def debiased_gce(
+    prob,
+    labels,
+    bins=15,
+    class_conditional=True,
+    adaptive_bins=False,
+    top_k_classes=1,
+    sample_weight=None,
+):
+    """GCE(norm=2, debias=True): each set clipped at 0, averaged over K, square root."""
+    edges = _edges_of(bins)
+    sets = _sets(prob, labels, top_k_classes, class_conditional, sample_weight)
+    errors = [debiased_set_error(s, edges, adaptive_bins, len(edges) - 1) for s in sets]
+    return math.sqrt(math.fsum(errors) / len(errors))
+
+
+def confidence_parts(prob, labels, bins=15, adaptive_bins=False, sample_weight=None):
+    """(OCE, UCE): sum_b (n_b/n) max(conf_b - acc_b, 0) and max(acc_b - conf_b, 0)."""
+    edges = _edges_of(bins)
+    (pooled,) = _sets(prob, labels, 1, False, sample_weight)
+    rows, total = _bin_means(pooled, edges, adaptive_bins, len(edges) - 1)
+    over = math.fsum(n / total * max(conf - acc, 0.0) for n, conf, acc in rows)
+    under = math.fsum(n / total * max(acc - conf, 0.0) for n, conf, acc in rows)
+    return over, under
+
+
+def top_label_ece(prob, labels, bins=15, sample_weight=None):
+    """Gupta & Ramdas: per predicted class, the ECE of its rows, weighted by N_k / N."""
+    edges = _edges_of(bins)
+    sets = _sets(prob, labels, 1, True, sample_weight)
+    grand_total = math.fsum(w for s in sets for _, _, w in s)
+    terms = []
+    for members in sets:
+        rows, total = _bin_means(members, edges, False, len(edges) - 1)
+        if rows:
+            ece = math.fsum(n / total * abs(acc - conf) for n, conf, acc in rows)
+            terms.append(total / grand_total * ece)
+    return math.fsum(terms)

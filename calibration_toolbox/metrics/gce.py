@@ -28,13 +28,18 @@ from calibration_toolbox.scores import Scores
 
 __all__ = [
     "ACE",
+    "CWCE",
     "ECE",
     "GCE",
     "MCE",
+    "OCE",
     "RMSCE",
     "SCE",
     "TACE",
+    "TCE",
+    "UCE",
     "CalibrationTable",
+    "TopLabelECE",
     "ToprCE",
     "calibration_table",
     "expected_calibration_error",
@@ -85,6 +90,12 @@ _DOC_FRAGMENTS = {
     "{equal_mass_bins}": """\
     bins : int, default 15
         Number of equal-mass bins of each class (Nixon et al.'s rule, see :func:`GCE`).
+""",
+    "{either_bins}": """\
+    bins : int or array-like, default 15
+        Number of bins, or increasing equal-width edges from 0 to 1 (as :func:`ECE`).
+    adaptive_bins : bool, default False
+        Equal-mass bins of the confidences (Nixon et al.'s rule, see :func:`GCE`).
 """,
     "{keywords}": """\
     logits : bool, default False
@@ -182,30 +193,108 @@ class CalibrationTable:
         """Mean target (accuracy) per bin; NaN for an empty bin."""
         return self._mean(self.target_sums)
 
-    def calibration_error(self, norm: Norm = 1) -> float:
-        """Reduce the table to the calibration error for ``norm`` 1, 2 or 'inf'.
+    def calibration_error(
+        self, norm: Norm = 1, debias: bool = False, *, part: str = "both", average: str = "macro"
+    ) -> float:
+        r"""Reduce the table to the calibration error for ``norm`` 1, 2 or 'inf'.
 
         Per group: ``E = sum_b (n_b / n) |mean target_b - mean score_b|^p`` (the largest
         gap over non-empty bins for the max norm).  Pooled: ``E^(1/p)``; class-conditional:
         ``(sum_k E_k / K)^(1/p)`` (the largest ``E_k`` for the max norm), where a class with
         no scores contributes 0 and still counts in K.
+
+        Parameters
+        ----------
+        norm : {1, 2, 'inf'}, default 1
+            Norm over the bins; also ``'l1'``, ``'l2'``, ``'max'`` and ``np.inf``.
+        debias : bool, default False
+            With ``norm=2``, the debiased estimate of the squared error (Broecker 2012;
+            Ferro & Fricker 2012; Kumar et al. 2019): per bin
+            ``gap_b^2 - acc_b (1 - acc_b) / (n_b - 1)``, 0 for a bin with ``n_b < 2``,
+            where ``acc_b`` is the mean target and ``n_b`` the (weighted) count, so that
+            ``E = sum_b (n_b / n) (...)`` is unbiased for the squared error of the bins;
+            each set's ``E`` is clipped at 0 (as Kumar et al.'s ``calibration`` package
+            does per class) before the average and the square root.  With weights, ``n_b``
+            is the weighted count: integer weights equal duplicated rows, but scaling all
+            weights changes the value.  Any other norm: ``ValueError``.
+        part : {'both', 'over', 'under'}, default 'both'
+            ``'over'`` keeps only the bins whose mean score is above their mean target
+            (over-confident), ``'under'`` only those below; the other bins count as gap 0.
+            For ``norm=1`` the two parts add up to the whole error.  Not with ``debias``.
+        average : {'macro', 'weighted'}, default 'macro'
+            How class-conditional sets are averaged: ``1 / K`` each (the GCE rule), or by
+            each set's share ``n_k / sum_k n_k`` of the scores (Gupta & Ramdas's top-label
+            ECE when the groups are the predicted classes).  Pooled tables ignore it.
+
+        Returns
+        -------
+        float
+            The calibration error.
         """
         p = iv.check_norm(norm)
-        nonempty = self.counts > 0
-        # |T/n - S/n| computed as |T - S| / n: one division per bin.
-        gaps = np.zeros_like(self.counts)
-        np.divide(
-            np.abs(self.target_sums - self.score_sums), self.counts, out=gaps, where=nonempty
-        )
+        debias = _check_debias(debias, p)
+        part = iv.check_choice(part, "part", ("both", "over", "under"))
+        average = iv.check_choice(average, "average", ("macro", "weighted"))
+        if debias and part != "both":
+            raise ValueError(f"`debias=True` is for the whole error (part='both'); got {part!r}.")
+        gaps = self._gaps(part)
         if p == np.inf:
-            per_group = gaps.max(axis=1)
-            return float(per_group.max())
+            return float(gaps.max())
         sizes = self.set_sizes
-        weighted = (self.counts * gaps**p).sum(axis=1)
+        if debias:
+            weighted = self._debiased_terms(gaps).sum(axis=1)
+        else:
+            weighted = (self.counts * gaps**p).sum(axis=1)
         per_group = np.zeros(self.n_groups)
         np.divide(weighted, sizes, out=per_group, where=sizes > 0)
-        total = per_group.sum() / self.n_classes if self.class_conditional else per_group[0]
+        if debias:
+            np.maximum(per_group, 0.0, out=per_group)
+        total = self._average(per_group, average)
         return float(total ** (1 / p))
+
+    def _gaps(self, part: str) -> NDArray:
+        """``|mean target - mean score|`` per bin (0 when empty or not of the ``part``)."""
+        differences = self.target_sums - self.score_sums  # > 0: under-confident
+        if part == "over":
+            differences = np.minimum(differences, 0.0)
+        elif part == "under":
+            differences = np.maximum(differences, 0.0)
+        # |T/n - S/n| computed as |T - S| / n: one division per bin.
+        gaps = np.zeros_like(self.counts)
+        np.divide(np.abs(differences), self.counts, out=gaps, where=self.counts > 0)
+        return gaps
+
+    def _debiased_terms(self, gaps: NDArray) -> NDArray:
+        """``n_b (gap_b^2 - acc_b (1 - acc_b) / (n_b - 1))`` per bin, 0 where ``n_b < 2``."""
+        counts = self.counts
+        enough = counts >= 2
+        accuracy = np.zeros_like(counts)
+        np.divide(self.target_sums, counts, out=accuracy, where=enough)
+        variance = np.zeros_like(counts)
+        np.divide(accuracy * (1.0 - accuracy), counts - 1.0, out=variance, where=enough)
+        return np.where(enough, counts * (gaps**2 - variance), 0.0)
+
+    def _average(self, per_group: NDArray, average: str) -> float:
+        """The pooled value, or the class average of ``per_group``."""
+        if not self.class_conditional:
+            return per_group[0]
+        if average == "macro":
+            return per_group.sum() / self.n_classes
+        sizes = self.set_sizes
+        total_size = sizes.sum()
+        return (per_group * sizes).sum() / total_size if total_size > 0 else 0.0
+
+
+def _check_debias(debias: object, norm: float) -> bool:
+    """Return ``debias`` as a bool; the debiased estimator exists for the L2 norm only."""
+    debias = iv.check_flag(debias, "debias")
+    if debias and norm != 2:
+        shown = "'inf'" if norm == np.inf else int(norm)
+        raise ValueError(
+            "`debias=True` needs norm=2 (the debiased estimator corrects the squared gaps); "
+            f"got norm={shown}."
+        )
+    return debias
 
 
 def _cut_for(value: float, dtype: np.dtype) -> np.generic:
@@ -308,6 +397,8 @@ class _GCEOptions:
     """1.0, 2.0 or ``inf``."""
     thresholding: float
     """Entries ``p <= thresholding`` are dropped (0: none)."""
+    debias: bool = False
+    """The debiased L2 estimator (``norm`` is 2)."""
 
     @classmethod
     def checked(
@@ -320,19 +411,22 @@ class _GCEOptions:
         top_k_classes: object,
         norm: object,
         thresholding: object,
+        debias: object = False,
     ) -> _GCEOptions:
         """Validate the arguments of a GCE call on ``n_classes`` classes."""
         class_conditional = iv.check_flag(class_conditional, "class_conditional")
         adaptive_bins = iv.check_flag(adaptive_bins, "adaptive_bins")
         edges = iv.check_bins(bins, adaptive_bins)
+        norm = iv.check_norm(norm)
         return cls(
             edges=edges,
             uniform=is_uniform(edges),
             class_conditional=class_conditional,
             adaptive_bins=adaptive_bins,
             top_k=iv.check_top_k(top_k_classes, n_classes),
-            norm=iv.check_norm(norm),
+            norm=norm,
             thresholding=iv.check_fraction(thresholding, "thresholding"),
+            debias=_check_debias(debias, norm),
         )
 
     @property
@@ -362,9 +456,10 @@ def _checked_call(
     ):
         raise ValueError(
             "class-wise measures (class_conditional=True, or top_k_classes other than 1: "
-            "SCE, ACE, TACE, ToprCE) need a (N, K) probability matrix; Scores holds one score "
-            "per row. Bin Scores with ECE, RMSCE, MCE, or GCE/calibration_table with "
-            "class_conditional=False and top_k_classes=1; pass a binary classifier's "
+            "SCE, ACE, TACE, ToprCE, CWCE, TopLabelECE) need a (N, K) probability matrix; "
+            "Scores holds one score per row. Bin Scores with ECE, RMSCE, MCE, OCE, UCE, TCE, "
+            "or GCE/calibration_table with class_conditional=False and top_k_classes=1; "
+            "pass a binary classifier's "
             "P(y = 1) here as np.column_stack([1 - p, p])."
         )
     checked = iv.check_predictions(
@@ -720,6 +815,7 @@ def GCE(
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
     bin: Union[int, ArrayLike, None] = None,
+    debias: bool = False,
 ) -> float:
     r"""General Calibration Error (Nixon et al. 2019), the engine behind every binned metric.
 
@@ -757,6 +853,19 @@ def GCE(
     {keywords}
     bin : int or array-like, optional
         Synonym of ``bins`` (the spelling of the original README); giving both is an error.
+    debias : bool, default False
+        With ``norm=2`` only (any other norm: ``ValueError``), the debiased estimator of
+        Broecker 2012, Ferro & Fricker 2012 and Kumar et al. 2019 [3]_: each bin's squared
+        gap less the sampling variance of its accuracy,
+
+        .. math:: E = \max\Big(0, \sum_b \frac{n_b}{n} \Big[(\bar y_b - \bar s_b)^2
+                  - \frac{\bar y_b (1 - \bar y_b)}{n_b - 1}\Big]\Big),
+
+        a bin with :math:`n_b < 2` contributing 0; each set's :math:`E` is clipped at 0
+        before the class average and the square root (as Kumar et al.'s ``calibration``
+        package does per class).  With weights :math:`n_b` is the weighted count (integer
+        weights equal duplicated rows; scaling all weights changes the value).  See
+        :meth:`CalibrationTable.calibration_error`.
 
     {returns}
 
@@ -778,6 +887,11 @@ def GCE(
        Calibration in Deep Learning", CVPR Workshops, 2019.
     .. [2] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of Modern Neural
        Networks", ICML, 2017.
+    .. [3] A. Kumar, P. Liang and T. Ma, "Verified Uncertainty Calibration", NeurIPS, 2019;
+       J. Broecker, "Estimating reliability and resolution of probability forecasts through
+       decomposition of the empirical score", Climate Dynamics, 2012; C. A. T. Ferro and
+       T. E. Fricker, "A bias-corrected decomposition of the Brier score", Quarterly
+       Journal of the Royal Meteorological Society, 2012.
 
     Examples
     --------
@@ -790,7 +904,7 @@ def GCE(
     0.25
     """
     bins = _one_spelling(bins, _DEFAULT_BINS, bin, "bins", "bin")
-    checked, weights, options = _checked_call(
+    return _binned_error(
         prob,
         labels,
         logits=logits,
@@ -802,12 +916,31 @@ def GCE(
         top_k_classes=top_k_classes,
         norm=norm,
         thresholding=thresholding,
+        debias=debias,
     )
-    return _table(checked, weights, options).calibration_error(options.norm)
 
 
-# The named metrics: GCE with the settings of the README's table, one row each.  ToprCE's
-# `top_k_classes` is its `r` and TACE's `thresholding` its own option: the callers give them.
+def _binned_error(
+    prob, labels, *, logits, sample_weight, renormalize, part="both", average="macro", **options
+) -> float:
+    """Validate, tabulate and reduce: GCE, and the named metrics with their table reduction."""
+    checked, weights, checked_options = _checked_call(
+        prob,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        renormalize=renormalize,
+        **options,
+    )
+    return _table(checked, weights, checked_options).calibration_error(
+        checked_options.norm, checked_options.debias, part=part, average=average
+    )
+
+
+# The named metrics: GCE with the settings of the README's table, one row each, and the
+# table reduction (`part`, `average` of CalibrationTable.calibration_error) where it is not
+# GCE's.  ToprCE's `top_k_classes` is its `r`, TACE's `thresholding` and OCE/UCE's
+# `adaptive_bins` their own options: the callers give them.
 _NAMED_METRICS = {
     "ECE": {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1, "norm": 1},
     "RMSCE": {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1, "norm": 2},
@@ -816,15 +949,52 @@ _NAMED_METRICS = {
     "SCE": {"class_conditional": True, "adaptive_bins": False, "top_k_classes": "all", "norm": 1},
     "ToprCE": {"class_conditional": True, "adaptive_bins": False, "norm": 1},
     "TACE": {"class_conditional": True, "adaptive_bins": True, "top_k_classes": "all", "norm": 1},
+    "TCE": {
+        "class_conditional": False,
+        "adaptive_bins": True,
+        "top_k_classes": 1,
+        "norm": 2,
+        "debias": True,
+    },
+    "CWCE": {
+        "class_conditional": True,
+        "adaptive_bins": True,
+        "top_k_classes": "all",
+        "norm": 2,
+        "debias": True,
+    },
+    "OCE": {"class_conditional": False, "top_k_classes": 1, "norm": 1, "part": "over"},
+    "UCE": {"class_conditional": False, "top_k_classes": 1, "norm": 1, "part": "under"},
+    "TopLabelECE": {
+        "class_conditional": True,
+        "adaptive_bins": False,
+        "top_k_classes": 1,
+        "norm": 1,
+        "average": "weighted",
+    },
 }
 
 
 def _named_metric(
-    name, prob, labels, bins, logits, sample_weight, renormalize, top_k=1, thresholding=0.0
+    name,
+    prob,
+    labels,
+    bins,
+    logits,
+    sample_weight,
+    renormalize,
+    top_k=1,
+    thresholding=0.0,
+    adaptive_bins=False,
 ):
-    """The metric ``name`` of ``_NAMED_METRICS``: its row of settings, passed to GCE."""
-    settings = {"top_k_classes": top_k, **_NAMED_METRICS[name], "thresholding": thresholding}
-    return GCE(
+    """The metric ``name`` of ``_NAMED_METRICS``: its row of settings, binned and reduced."""
+    settings = {
+        "top_k_classes": top_k,
+        "adaptive_bins": adaptive_bins,
+        **_NAMED_METRICS[name],
+        "thresholding": thresholding,
+    }
+    return _binned_error(
         prob,
         labels,
         bins=bins,
@@ -1219,3 +1389,306 @@ def expected_calibration_error(
     return ECE(
         prob, labels, bins, logits=logits, sample_weight=sample_weight, renormalize=renormalize
     )
+
+
+@_shared_docstring
+def OCE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    adaptive_bins: bool = False,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+) -> float:
+    r"""Over-confidence part of the top-label ECE: the bins where confidence exceeds accuracy.
+
+    With the per-bin accuracy and confidence of :func:`ECE`:
+
+    .. math:: \mathrm{OCE} = \sum_b \frac{n_b}{N}\,
+              \max(\mathrm{conf}_b - \mathrm{acc}_b,\ 0),
+
+    so that ``OCE + UCE == ECE`` on the same bins (to rounding: the two parts are sums
+    of complementary subsets of ECE's terms).  The same as ``calibration_table(prob, labels,
+    bins, class_conditional=False, adaptive_bins=adaptive_bins,
+    top_k_classes=1).calibration_error(1, part='over')``: one binning, reduced.
+
+    Not to be confused with the overconfidence error "OE" of Thulasidasan et al. 2019,
+    which weights each bin's excess by its confidence as well,
+    :math:`\sum_b \frac{n_b}{N} \mathrm{conf}_b \max(\mathrm{conf}_b - \mathrm{acc}_b, 0)`,
+    and so is not a part of the ECE.
+
+    Parameters
+    ----------
+    {predictions}
+    {either_bins}
+    {keywords}
+
+    {returns}
+
+    See Also
+    --------
+    UCE : the under-confidence part.
+
+    References
+    ----------
+    .. [1] S. Thulasidasan, G. Chennupati, J. Bilmes, T. Bhattacharya and S. Michalak, "On
+       Mixup Training: Improved Calibration and Predictive Uncertainty for Deep Neural
+       Networks", NeurIPS, 2019.
+    .. [2] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of Modern Neural
+       Networks", ICML, 2017.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import ECE, OCE, UCE
+    >>> prob, labels = [[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]], [0, 1, 1, 0]
+    >>> OCE(prob, labels, bins=2), UCE(prob, labels, bins=2), ECE(prob, labels, bins=2)
+    (0.25, 0.0, 0.25)
+    """
+    return _named_metric(
+        "OCE",
+        prob,
+        labels,
+        bins,
+        logits,
+        sample_weight,
+        renormalize,
+        adaptive_bins=adaptive_bins,
+    )
+
+
+@_shared_docstring
+def UCE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    adaptive_bins: bool = False,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+) -> float:
+    r"""Under-confidence part of the top-label ECE: the bins where accuracy exceeds confidence.
+
+    With the per-bin accuracy and confidence of :func:`ECE`:
+
+    .. math:: \mathrm{UCE} = \sum_b \frac{n_b}{N}\,
+              \max(\mathrm{acc}_b - \mathrm{conf}_b,\ 0),
+
+    so that ``OCE + UCE == ECE`` on the same bins (to rounding).  The same as
+    ``calibration_table(prob, labels, bins, class_conditional=False,
+    adaptive_bins=adaptive_bins, top_k_classes=1).calibration_error(1, part='under')``.
+
+    Not to be confused with the "UCE" of Laves et al. 2019, the *uncertainty* calibration
+    error, which bins a predictive uncertainty against the error rate.
+
+    Parameters
+    ----------
+    {predictions}
+    {either_bins}
+    {keywords}
+
+    {returns}
+
+    See Also
+    --------
+    OCE : the over-confidence part.
+
+    References
+    ----------
+    .. [1] S. Thulasidasan, G. Chennupati, J. Bilmes, T. Bhattacharya and S. Michalak, "On
+       Mixup Training: Improved Calibration and Predictive Uncertainty for Deep Neural
+       Networks", NeurIPS, 2019.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import UCE
+    >>> round(UCE([[0.6, 0.4], [0.7, 0.3]], [0, 0], bins=2), 12)  # accuracy 1, confidence 0.65
+    0.35
+    """
+    return _named_metric(
+        "UCE",
+        prob,
+        labels,
+        bins,
+        logits,
+        sample_weight,
+        renormalize,
+        adaptive_bins=adaptive_bins,
+    )
+
+
+@_shared_docstring
+def TCE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: int = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+) -> float:
+    r"""Top-label calibration error of Kumar et al. 2019: debiased L2, equal-mass bins.
+
+    With the confidences binned in ``bins`` equal-mass bins and, per bin, :math:`n_b`,
+    :math:`\mathrm{acc}_b`, :math:`\mathrm{conf}_b` as in :func:`ECE`:
+
+    .. math:: \mathrm{TCE} = \sqrt{\max\Big(0, \sum_b \frac{n_b}{N}
+              \Big[(\mathrm{acc}_b - \mathrm{conf}_b)^2
+              - \frac{\mathrm{acc}_b (1 - \mathrm{acc}_b)}{n_b - 1}\Big]\Big)},
+
+    a bin with fewer than 2 rows contributing 0.  The same as ``GCE(prob, labels,
+    bins=bins, class_conditional=False, adaptive_bins=True, top_k_classes=1, norm=2,
+    debias=True)``.
+
+    "Top-label" is Kumar et al.'s word for the confidence (the largest probability against
+    whether it was right); not :func:`TopLabelECE` (Gupta & Ramdas 2022, conditioned on
+    the predicted class).  The bins are Nixon et al.'s equal-mass bins (see :func:`GCE`),
+    not those of Kumar's ``calibration`` package (``np.array_split`` of the sorted scores,
+    edges at midpoints): the estimator is the same on the same edges, the edges differ
+    (README, *Reproducing published numbers*).
+
+    Parameters
+    ----------
+    {predictions}
+    {equal_mass_bins}
+    {keywords}
+
+    {returns}
+
+    References
+    ----------
+    .. [1] A. Kumar, P. Liang and T. Ma, "Verified Uncertainty Calibration", NeurIPS, 2019.
+    .. [2] J. Broecker, "Estimating reliability and resolution of probability forecasts
+       through decomposition of the empirical score", Climate Dynamics, 2012.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import TCE
+    >>> prob = [[0.9, 0.1], [0.8, 0.2], [0.7, 0.3], [0.6, 0.4]]
+    >>> round(TCE(prob, [1, 1, 0, 0], bins=2), 12)  # gaps 0.35, 0.85; accuracies 1, 0
+    0.65
+
+    A bin with accuracy 1/2 has sampling variance ``0.5 * 0.5 / (2 - 1)``, which here
+    outweighs both squared gaps (the plain L2 error on the same bins is 0.35):
+
+    >>> TCE(prob, [0, 1, 0, 0], bins=2)
+    0.0
+    """
+    return _named_metric("TCE", prob, labels, bins, logits, sample_weight, renormalize)
+
+
+@_shared_docstring
+def CWCE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: int = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+) -> float:
+    r"""Class-wise (marginal) calibration error of Kumar et al. 2019: debiased L2, equal mass.
+
+    Each class's column is binned in ``bins`` equal-mass bins; with :math:`n_{kb}`,
+    :math:`\bar p_{kb}`, :math:`\bar y_{kb}` as in :func:`ACE`,
+
+    .. math:: E_k = \max\Big(0, \sum_b \frac{n_{kb}}{N}
+              \Big[(\bar y_{kb} - \bar p_{kb})^2
+              - \frac{\bar y_{kb} (1 - \bar y_{kb})}{n_{kb} - 1}\Big]\Big), \qquad
+              \mathrm{CWCE} = \sqrt{\frac1K \sum_k E_k},
+
+    a bin with fewer than 2 rows contributing 0.  The same as ``GCE(prob, labels,
+    bins=bins, class_conditional=True, adaptive_bins=True, top_k_classes='all', norm=2,
+    debias=True)``.  Each :math:`E_k` is clipped at 0 before the average, as in Kumar's
+    ``calibration`` package (its marginal error is the mean of the per-class L2 errors
+    squared).  Not the class-wise ECE of Kull et al. 2019 (:func:`SCE`: L1, equal width,
+    not debiased).  The bins are Nixon et al.'s, not the package's (see :func:`TCE`).
+
+    Parameters
+    ----------
+    {class_wise_predictions}
+    {equal_mass_bins}
+    {keywords}
+
+    {returns}
+
+    References
+    ----------
+    .. [1] A. Kumar, P. Liang and T. Ma, "Verified Uncertainty Calibration", NeurIPS, 2019.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import CWCE
+    >>> prob = [[0.9, 0.1], [0.8, 0.2], [0.7, 0.3], [0.6, 0.4]]
+    >>> round(CWCE(prob, [1, 1, 0, 0], bins=2), 12)  # each class: gaps 0.35 and 0.85
+    0.65
+    """
+    return _named_metric("CWCE", prob, labels, bins, logits, sample_weight, renormalize)
+
+
+@_shared_docstring
+def TopLabelECE(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    bins: Union[int, ArrayLike] = 15,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+) -> float:
+    r"""Top-label ECE of Gupta & Ramdas 2022: the confidence ECE within each predicted class.
+
+    The rows predicted as class :math:`k` (:math:`N_k` of N, first-index argmax) have their
+    confidences binned with equal width; with :math:`n_{kb}`, :math:`\mathrm{acc}_{kb}`,
+    :math:`\mathrm{conf}_{kb}` the count, accuracy and mean confidence of bin b of class k,
+
+    .. math:: \mathrm{TopLabelECE} = \sum_k \frac{N_k}{N} \sum_b \frac{n_{kb}}{N_k}\,
+              \lvert \mathrm{acc}_{kb} - \mathrm{conf}_{kb} \rvert
+              = \sum_{k, b} \frac{n_{kb}}{N}\,
+              \lvert \mathrm{acc}_{kb} - \mathrm{conf}_{kb} \rvert.
+
+    The table is ``calibration_table(prob, labels, bins, class_conditional=True,
+    top_k_classes=1)`` (groups: the predicted classes), reduced with
+    ``calibration_error(1, average='weighted')``.
+
+    Not the confidence :func:`ECE` (which pools all predicted classes in one binning), and
+    not ``ToprCE(r=1)``, the same per-class errors averaged uniformly over the K classes
+    (weights 1/K, a class never predicted counting as 0).  On densenet-bc-100 CIFAR-100
+    (10,000 rows, 100 classes, 15 bins) ECE = 0.1422, ToprCE(r=1) = 0.1585 and
+    TopLabelECE = 0.1608.
+
+    Parameters
+    ----------
+    prob : array-like, shape (N, K)
+        Predicted probabilities (rows sum to 1); logits with ``logits=True``.  Not a 1-D
+        array nor ``Scores``: the measure needs the predicted class of each row.
+    labels : array-like of int, shape (N,)
+        True classes in ``[0, K)``.
+    {equal_width_bins}
+    {keywords}
+
+    {returns}
+
+    References
+    ----------
+    .. [1] C. Gupta and A. Ramdas, "Top-label calibration and multiclass-to-binary
+       reductions", ICLR, 2022.
+
+    Examples
+    --------
+    Three rows predicted as class 0 (confidences 0.9, 0.8, 0.6; two right: gap 0.1) and
+    one as class 1 (confidence 0.7, right: gap 0.3):
+
+    >>> from calibration_toolbox import ECE, TopLabelECE, ToprCE
+    >>> prob = [[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.3, 0.7]]
+    >>> labels = [1, 0, 0, 1]
+    >>> round(TopLabelECE(prob, labels, bins=2), 12)  # 3/4 * 0.1 + 1/4 * 0.3
+    0.15
+    >>> round(ToprCE(prob, labels, bins=2, r=1), 12)  # (0.1 + 0.3) / 2
+    0.2
+    >>> ECE(prob, labels, bins=2)  # pooled: mean confidence 0.75, accuracy 0.75
+    0.0
+    """
+    return _named_metric("TopLabelECE", prob, labels, bins, logits, sample_weight, renormalize)
