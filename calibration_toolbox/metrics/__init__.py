@@ -13,6 +13,7 @@ from calibration_toolbox.metrics.gce import (
     calibration_table,
     expected_calibration_error,
 )
+from calibration_toolbox.metrics.kernel import MMCE, SKCE
 from calibration_toolbox.metrics.scoring import brier_score, negative_log_likelihood
 from calibration_toolbox.scores import Scores
 
@@ -21,8 +22,10 @@ __all__ = [
     "ECE",
     "GCE",
     "MCE",
+    "MMCE",
     "RMSCE",
     "SCE",
+    "SKCE",
     "TACE",
     "CalibrationTable",
     "Scores",
