@@ -211,13 +211,28 @@ def test_median_heuristic_is_the_median_pairwise_distance(rng):
     prob, labels = dirichlet_set(rng, 30, 4)
     i, j = np.triu_indices(30, 1)
     median = np.median(np.sqrt(((prob[i] - prob[j]) ** 2).sum(axis=1)))
-    assert SKCE(prob, labels) == SKCE(prob, labels, bandwidth=float(median))
+    assert SKCE(prob, labels) == pytest.approx(
+        SKCE(prob, labels, bandwidth=float(median)), rel=1e-13
+    )
+    # 29 rows, 406 pairs (an even number): the mean of the two middle distances, not the
+    # root of the mean of the two middle squares
+    i, j = np.triu_indices(29, 1)
+    median = np.median(np.sqrt(((prob[i] - prob[j]) ** 2).sum(axis=1)))
+    assert SKCE(prob[:29], labels[:29]) == pytest.approx(
+        SKCE(prob[:29], labels[:29], bandwidth=float(median)), rel=1e-13
+    )
 
 
 def test_median_heuristic_on_many_rows_is_deterministic(rng):
     prob, labels = dirichlet_set(rng, 3000, 3)
     first = SKCE(prob, labels, estimator="linear")
     assert SKCE(prob, labels, estimator="linear") == first
+    # from 1024 drawn rows: close to the median over all pairs, not equal to it
+    i, j = np.triu_indices(3000, 1)
+    median = np.median(np.sqrt(((prob[i] - prob[j]) ** 2).sum(axis=1)))
+    exact = SKCE(prob, labels, estimator="linear", bandwidth=float(median))
+    assert first != exact
+    assert first == pytest.approx(exact, rel=0.05)
 
 
 # -- properties ------------------------------------------------------------------------------
