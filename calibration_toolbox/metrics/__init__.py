@@ -18,6 +18,7 @@ from calibration_toolbox.metrics.gce import (
     calibration_table,
     expected_calibration_error,
 )
+from calibration_toolbox.metrics.kernel import MMCE, SKCE
 from calibration_toolbox.metrics.scoring import brier_score, negative_log_likelihood
 from calibration_toolbox.scores import Scores
 
@@ -27,9 +28,11 @@ __all__ = [
     "ECE",
     "GCE",
     "MCE",
+    "MMCE",
     "OCE",
     "RMSCE",
     "SCE",
+    "SKCE",
     "TACE",
     "TCE",
     "UCE",
