@@ -14,6 +14,7 @@ from calibration_toolbox.metrics.gce import (
     expected_calibration_error,
 )
 from calibration_toolbox.metrics.scoring import brier_score, negative_log_likelihood
+from calibration_toolbox.metrics.smooth import SmoothECE
 from calibration_toolbox.scores import Scores
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "TACE",
     "CalibrationTable",
     "Scores",
+    "SmoothECE",
     "ToprCE",
     "brier_score",
     "calibration_table",
