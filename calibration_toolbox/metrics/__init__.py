@@ -1,5 +1,6 @@
 """Calibration metrics and proper scoring rules."""
 
+from calibration_toolbox.metrics.decomposition import BrierDecomposition, brier_decomposition
 from calibration_toolbox.metrics.gce import (
     ACE,
     ECE,
@@ -25,10 +26,12 @@ __all__ = [
     "RMSCE",
     "SCE",
     "TACE",
+    "BrierDecomposition",
     "CalibrationTable",
     "Scores",
     "SmoothECE",
     "ToprCE",
+    "brier_decomposition",
     "brier_score",
     "calibration_table",
     "expected_calibration_error",
