@@ -1,5 +1,6 @@
 """Calibration metrics and proper scoring rules."""
 
+from calibration_toolbox.metrics.decomposition import BrierDecomposition, brier_decomposition
 from calibration_toolbox.metrics.gce import (
     ACE,
     CWCE,
@@ -20,6 +21,7 @@ from calibration_toolbox.metrics.gce import (
 )
 from calibration_toolbox.metrics.kernel import MMCE, SKCE
 from calibration_toolbox.metrics.scoring import brier_score, negative_log_likelihood
+from calibration_toolbox.metrics.smooth import SmoothECE
 from calibration_toolbox.scores import Scores
 
 __all__ = [
@@ -36,10 +38,13 @@ __all__ = [
     "TACE",
     "TCE",
     "UCE",
+    "BrierDecomposition",
     "CalibrationTable",
     "Scores",
+    "SmoothECE",
     "TopLabelECE",
     "ToprCE",
+    "brier_decomposition",
     "brier_score",
     "calibration_table",
     "expected_calibration_error",
