@@ -1,5 +1,6 @@
 """Calibration metrics and proper scoring rules."""
 
+from calibration_toolbox.metrics.cumulative import KSCE, ECESweep, ECESweepResult, KuiperCE
 from calibration_toolbox.metrics.gce import (
     ACE,
     ECE,
@@ -20,11 +21,15 @@ __all__ = [
     "ACE",
     "ECE",
     "GCE",
+    "KSCE",
     "MCE",
     "RMSCE",
     "SCE",
     "TACE",
     "CalibrationTable",
+    "ECESweep",
+    "ECESweepResult",
+    "KuiperCE",
     "Scores",
     "ToprCE",
     "brier_score",
