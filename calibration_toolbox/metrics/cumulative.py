@@ -151,9 +151,19 @@ def _class_walk_extremes(
     return highs, lows
 
 
-def _walk_extremes_of_call(prob, labels, **options) -> tuple[NDArray, NDArray]:
+def _walks(
+    prob, labels, variant, r, logits, sample_weight, renormalize
+) -> tuple[NDArray, NDArray]:
     """Validate a KSCE/KuiperCE call; the walk extremes of each of its score sets."""
-    checked, weights, variant, r = _checked_sets(prob, labels, **options)
+    checked, weights, variant, r = _checked_sets(
+        prob,
+        labels,
+        variant=variant,
+        r=r,
+        logits=logits,
+        sample_weight=sample_weight,
+        renormalize=renormalize,
+    )
     if variant == "class-wise":
         return _class_walk_extremes(checked, weights)
     if r == 1:
@@ -271,15 +281,7 @@ def KSCE(
     >>> round(KSCE(prob, [0, 1, 1, 0], variant="class-wise"), 6)
     0.2
     """
-    highs, lows = _walk_extremes_of_call(
-        prob,
-        labels,
-        variant=variant,
-        r=r,
-        logits=logits,
-        sample_weight=sample_weight,
-        renormalize=renormalize,
-    )
+    highs, lows = _walks(prob, labels, variant, r, logits, sample_weight, renormalize)
     return float(np.maximum(highs, -lows).mean())
 
 
@@ -331,15 +333,7 @@ def KuiperCE(
     >>> round(KuiperCE(Scores([0.2, 0.4, 0.6, 0.8]), [0, 1, 0, 1]), 6)
     0.15
     """
-    highs, lows = _walk_extremes_of_call(
-        prob,
-        labels,
-        variant=variant,
-        r=r,
-        logits=logits,
-        sample_weight=sample_weight,
-        renormalize=renormalize,
-    )
+    highs, lows = _walks(prob, labels, variant, r, logits, sample_weight, renormalize)
     return float((highs - lows).mean())
 
 
