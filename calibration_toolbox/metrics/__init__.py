@@ -1,5 +1,6 @@
 """Calibration metrics and proper scoring rules."""
 
+from calibration_toolbox.metrics.cumulative import KSCE, ECESweep, ECESweepResult, KuiperCE
 from calibration_toolbox.metrics.decomposition import BrierDecomposition, brier_decomposition
 from calibration_toolbox.metrics.gce import (
     ACE,
@@ -29,6 +30,7 @@ __all__ = [
     "CWCE",
     "ECE",
     "GCE",
+    "KSCE",
     "MCE",
     "MMCE",
     "OCE",
@@ -40,6 +42,9 @@ __all__ = [
     "UCE",
     "BrierDecomposition",
     "CalibrationTable",
+    "ECESweep",
+    "ECESweepResult",
+    "KuiperCE",
     "Scores",
     "SmoothECE",
     "TopLabelECE",

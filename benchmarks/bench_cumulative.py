@@ -1,0 +1,56 @@
+"""Speed of KSCE, KuiperCE and ECESweep on 1,000,000 rows, as ratios to ``np.sort``.
+
+The floor (issue 9) is ``np.sort`` of the 1,000,000 float32 confidences, timed in the same
+run.  KSCE is timed on the (score, target) pairs (``Scores``), on a float32 (N, 10)
+probability matrix (validation pass and confidences included), and weighted; ECESweep with
+its default 1,000 bin counts.  Run: ``python benchmarks/bench_cumulative.py [--repeat 7]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+from _timing import median_time
+from scipy.special import softmax
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package first
+from calibration_toolbox import KSCE, ECESweep, KuiperCE, Scores
+
+N_ROWS, N_CLASSES = 1_000_000, 10
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    repeat = parser.parse_args().repeat
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(N_ROWS, N_CLASSES)) * 3
+    prob = softmax(logits, axis=1).astype(np.float32)
+    prob /= prob.sum(axis=1, keepdims=True)
+    labels = (rng.random(N_ROWS)[:, None] > prob.cumsum(axis=1)).sum(axis=1)
+    labels = np.minimum(labels, N_CLASSES - 1)
+    confidence = prob.max(axis=1)
+    correct = prob.argmax(axis=1) == labels
+    weights = rng.random(N_ROWS)
+
+    floor = median_time(lambda: np.sort(confidence), repeat)
+    cases = {
+        "KSCE(Scores(conf), correct)": lambda: KSCE(Scores(confidence), correct),
+        "KuiperCE(Scores(conf), correct)": lambda: KuiperCE(Scores(confidence), correct),
+        "KSCE(prob, labels)  [N x 10 float32]": lambda: KSCE(prob, labels),
+        "KSCE(Scores, weighted)": lambda: KSCE(Scores(confidence), correct, sample_weight=weights),
+        "KSCE(prob, labels, r=2)": lambda: KSCE(prob, labels, r=2),
+        "KSCE(prob, labels, class-wise)": lambda: KSCE(prob, labels, variant="class-wise"),
+        "ECESweep(Scores(conf), correct)": lambda: ECESweep(Scores(confidence), correct),
+    }
+    print(f"floor: np.sort of {N_ROWS:,} float32 confidences {floor * 1e3:.1f} ms")
+    for name, function in cases.items():
+        seconds = median_time(function, repeat)
+        print(f"  {name:<40} {seconds * 1e3:8.1f} ms   ratio {seconds / floor:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
