@@ -191,21 +191,63 @@ class CalibrationTable:
         no scores contributes 0 and still counts in K.
         """
         p = iv.check_norm(norm)
-        nonempty = self.counts > 0
-        # |T/n - S/n| computed as |T - S| / n: one division per bin.
-        gaps = np.zeros_like(self.counts)
-        np.divide(
-            np.abs(self.target_sums - self.score_sums), self.counts, out=gaps, where=nonempty
+        return float(
+            _reduce_tables(
+                self.counts,
+                self.score_sums,
+                self.target_sums,
+                self.n_classes,
+                self.class_conditional,
+                p,
+            )
         )
-        if p == np.inf:
-            per_group = gaps.max(axis=1)
-            return float(per_group.max())
-        sizes = self.set_sizes
-        weighted = (self.counts * gaps**p).sum(axis=1)
-        per_group = np.zeros(self.n_groups)
-        np.divide(weighted, sizes, out=per_group, where=sizes > 0)
-        total = per_group.sum() / self.n_classes if self.class_conditional else per_group[0]
-        return float(total ** (1 / p))
+
+    def intervals(self, method: str = "wilson", confidence_level: float = 0.95):
+        """Confidence interval of every bin's accuracy (the reliability diagram's error bars).
+
+        See :func:`calibration_toolbox.stats.bin_intervals`; ``(low, high)`` arrays of shape
+        ``(n_groups, n_bins)``, NaN for an empty bin.
+        """
+        from calibration_toolbox.stats import bin_intervals  # stats imports this module
+
+        return bin_intervals(self, method=method, confidence_level=confidence_level)
+
+    def consistency_bands(self, confidence_level: float = 0.95):
+        """Range of every bin's accuracy expected if the bin were calibrated.
+
+        See :func:`calibration_toolbox.stats.consistency_bands`; ``(low, high)`` arrays of
+        shape ``(n_groups, n_bins)``, NaN for an empty bin.
+        """
+        from calibration_toolbox.stats import consistency_bands  # stats imports this module
+
+        return consistency_bands(self, confidence_level=confidence_level)
+
+
+def _reduce_tables(
+    counts: NDArray,
+    score_sums: NDArray,
+    target_sums: NDArray,
+    n_classes: int,
+    class_conditional: bool,
+    p: float,
+) -> NDArray:
+    """The reduction of :meth:`CalibrationTable.calibration_error` on stacked tables.
+
+    The arrays have shape ``(..., n_groups, n_bins)``; the result has the leading shape
+    (``calibration_toolbox.stats.bootstrap`` reduces all its resampled tables at once).
+    """
+    nonempty = counts > 0
+    # |T/n - S/n| computed as |T - S| / n: one division per bin.
+    gaps = np.zeros_like(counts)
+    np.divide(np.abs(target_sums - score_sums), counts, out=gaps, where=nonempty)
+    if p == np.inf:
+        return gaps.max(axis=(-2, -1))
+    sizes = counts.sum(axis=-1)
+    weighted = (counts * gaps**p).sum(axis=-1)
+    per_group = np.zeros_like(sizes)
+    np.divide(weighted, sizes, out=per_group, where=sizes > 0)
+    total = per_group.sum(axis=-1) / n_classes if class_conditional else per_group[..., 0]
+    return total ** (1 / p)
 
 
 def _cut_for(value: float, dtype: np.dtype) -> np.generic:
@@ -438,6 +480,65 @@ def _score_set(checked: iv.Predictions | iv.Pairs, weights: NDArray | None, opti
     if groups is None:
         groups = np.zeros(len(scores), dtype=np.intp)
     return groups, scores, targets, entry_weights
+
+
+@dataclass(frozen=True)
+class _EntryCells:
+    """Where each entry of a binned metric's score set falls, for reweighting the rows.
+
+    Built once by :func:`_entry_cells`, so that ``calibration_toolbox.stats`` can recompute
+    the table (and the metric) for many row weights by ``bincount`` alone, with no new
+    validation, score-set extraction or binning.
+    """
+
+    rows: NDArray
+    """Row of each entry (``intp``)."""
+    joint_cells: NDArray
+    """``2 * cell + target`` of each entry, ``cell`` its flat (group, bin) index."""
+    scores: NDArray
+    """float64 score of each entry."""
+    n_groups: int
+    n_bins: int
+    n_classes: int
+    class_conditional: bool
+    norm: float
+
+
+def _entry_cells(prob: ArrayLike, labels: ArrayLike, **options: object) -> _EntryCells | None:
+    """The score set of ``GCE(prob, labels, **options)`` with its cells; ``None`` for equal mass.
+
+    ``options`` are GCE's (``bins``, ..., ``logits``, ``renormalize``; no weights).
+    Equal-mass edges depend on the weights, so those bins are not fixed per entry.
+    """
+    engine_keys = ("logits", "renormalize")
+    checked, _, gce_options = _checked_call(
+        prob,
+        labels,
+        sample_weight=None,
+        **{key: options.pop(key, False) for key in engine_keys},
+        **options,
+    )
+    if gce_options.adaptive_bins:
+        return None
+    # The row index rides through `_score_set` as the entries' "weights", so each entry's
+    # row is picked exactly as a weight would be.
+    groups, scores, targets, rows = _score_set(checked, np.arange(checked.n_samples), gce_options)
+    n_bins = gce_options.n_bins
+    cells = assign_bins(scores, gce_options.edges, gce_options.uniform)
+    if gce_options.class_conditional:
+        cells += groups * n_bins
+    cells *= 2
+    cells += targets
+    return _EntryCells(
+        rows=rows,
+        joint_cells=cells,
+        scores=scores.astype(np.float64),
+        n_groups=gce_options.n_groups(checked.n_classes),
+        n_bins=n_bins,
+        n_classes=checked.n_classes,
+        class_conditional=gce_options.class_conditional,
+        norm=gce_options.norm,
+    )
 
 
 def _top_label_entries(checked: iv.Predictions, class_conditional: bool):
