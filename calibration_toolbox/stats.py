@@ -19,12 +19,12 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats as scipy_stats
-from scipy.special import ndtr, ndtri
+from scipy.special import betaincinv, ndtr, ndtri
 
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.metrics.gce import (
+    _NAMED_METRICS,
     ECE,
     GCE,
     MCE,
@@ -272,35 +272,54 @@ class _TableSums:
         return np.where(totals > 0, values, np.nan)
 
 
-# The binned metrics whose table is fixed per entry, as the GCE options they stand for
-# (equal mass, ACE and TACE, is re-binned per resample: through the metric calls).
-_TOP_LABEL = {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1}
-_CLASS_WISE = {"class_conditional": True, "adaptive_bins": False, "top_k_classes": "all"}
-_GCE_OPTIONS = {
-    ECE: {**_TOP_LABEL, "norm": 1},
-    expected_calibration_error: {**_TOP_LABEL, "norm": 1},
-    RMSCE: {**_TOP_LABEL, "norm": 2},
-    MCE: {**_TOP_LABEL, "norm": "inf"},
-    SCE: {**_CLASS_WISE, "norm": 1},
-    ToprCE: {**_CLASS_WISE, "norm": 1},  # top_k_classes from `r`
-    GCE: {"class_conditional": True, "adaptive_bins": False, "top_k_classes": 1, "norm": 1},
+# The named equal-width binned metrics, by their row of gce._NAMED_METRICS (their GCE
+# settings).  ACE and TACE (equal mass) are not here: their bins are re-cut per weighting.
+_NAMED_GCE = {
+    ECE: "ECE",
+    expected_calibration_error: "ECE",
+    RMSCE: "RMSCE",
+    MCE: "MCE",
+    SCE: "SCE",
+    ToprCE: "ToprCE",
+}
+_GCE_DEFAULTS = {
+    "bins": 15,
+    "class_conditional": True,
+    "adaptive_bins": False,
+    "top_k_classes": 1,
+    "norm": 1,
+    "thresholding": 0.0,
 }
 
 
-def _evaluator(metric, prob, labels, weights, metric_options):
-    """The fastest way to evaluate ``metric`` under many row weightings."""
-    n_rows = _n_rows(prob)
-    fixed = _GCE_OPTIONS.get(metric)
-    if fixed is not None:
-        options = {"bins": 15, "thresholding": 0.0, **fixed, **metric_options}
-        synonym = options.pop("bin", None)  # GCE's `bin=`; both spellings were refused
+def _gce_settings(metric: Callable, metric_options: dict) -> dict | None:
+    """The GCE call ``metric(..., **metric_options)`` stands for; ``None`` if not binned."""
+    if metric is GCE:
+        settings = {**_GCE_DEFAULTS, **metric_options}
+        synonym = settings.pop("bin", None)  # both spellings given was refused already
         if synonym is not None:
-            options["bins"] = synonym
-        if "r" in options:
-            options["top_k_classes"] = options.pop("r")
-        cells = _entry_cells(prob, labels, **options)
+            settings["bins"] = synonym
+        return settings
+    name = _NAMED_GCE.get(metric)
+    if name is None:
+        return None
+    settings = {**_GCE_DEFAULTS, **_NAMED_METRICS[name], **metric_options}
+    if name == "ToprCE":
+        settings["top_k_classes"] = settings.pop("r")
+    return settings
+
+
+def _evaluator(metric, prob, labels, weights, metric_options):
+    """The fastest way to evaluate ``metric`` under many row weightings.
+
+    Equal-mass bins (ACE, TACE, ``adaptive_bins=True``) are not fixed per row: those
+    metrics are called once per weighting, and re-cut their bins each time.
+    """
+    settings = _gce_settings(metric, metric_options)
+    if settings is not None:
+        cells = _entry_cells(prob, labels, **settings)
         if cells is not None:
-            return _TableSums(cells, n_rows, weights)
+            return _TableSums(cells, _n_rows(prob), weights)
     return _MetricCalls(metric, prob, labels, weights, metric_options)
 
 
@@ -624,13 +643,10 @@ def _clopper_pearson(successes: NDArray, counts: NDArray, alpha: float) -> tuple
     low = np.zeros_like(successes)
     high = np.ones_like(successes)
     some = successes > 0
-    low[some] = scipy_stats.beta.ppf(
-        alpha / 2, successes[some], counts[some] - successes[some] + 1
-    )
+    # the beta quantile B^-1(q; a, b) is betaincinv(a, b, q)
+    low[some] = betaincinv(successes[some], counts[some] - successes[some] + 1, alpha / 2)
     short = successes < counts
-    high[short] = scipy_stats.beta.ppf(
-        1 - alpha / 2, successes[short] + 1, counts[short] - successes[short]
-    )
+    high[short] = betaincinv(successes[short] + 1, counts[short] - successes[short], 1 - alpha / 2)
     return low, high
 
 
@@ -750,6 +766,10 @@ def consistency_bands(
     >>> low.round(3), high.round(3)
     (array([[0.   , 0.333]]), array([[0.667, 1.   ]]))
     """
+    # scipy.stats takes 0.5 s to import here: imported when a band is asked for, so that
+    # importing the package does not pay for it.
+    from scipy.stats import binom
+
     table = _check_table(table)
     alpha = 1 - _check_confidence(confidence_level, "confidence_level")
     counts = np.rint(table.counts)
@@ -758,6 +778,6 @@ def consistency_bands(
     nonempty = counts > 0
     n = counts[nonempty]
     share = np.clip(table.mean_score[nonempty], 0.0, 1.0)
-    low[nonempty] = scipy_stats.binom.ppf(alpha / 2, n, share) / n
-    high[nonempty] = scipy_stats.binom.ppf(1 - alpha / 2, n, share) / n
+    low[nonempty] = binom.ppf(alpha / 2, n, share) / n
+    high[nonempty] = binom.ppf(1 - alpha / 2, n, share) / n
     return ConfidenceInterval(low, high)
