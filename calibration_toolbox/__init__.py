@@ -2,6 +2,7 @@
 
 __version__ = "0.1.0"
 
+from calibration_toolbox import stats as stats  # the module, as calibration_toolbox.stats
 from calibration_toolbox._validation import NotFittedError
 from calibration_toolbox.metrics import (
     ACE,

@@ -237,52 +237,109 @@ class CalibrationTable:
         average = iv.check_choice(average, "average", ("macro", "weighted"))
         if debias and part != "both":
             raise ValueError(f"`debias=True` is for the whole error (part='both'); got {part!r}.")
-        gaps = self._gaps(part)
-        if p == np.inf:
-            return float(gaps.max())
-        sizes = self.set_sizes
-        if debias:
-            weighted = self._debiased_terms(gaps).sum(axis=1)
-        else:
-            weighted = (self.counts * gaps**p).sum(axis=1)
-        per_group = np.zeros(self.n_groups)
-        np.divide(weighted, sizes, out=per_group, where=sizes > 0)
-        if debias:
-            np.maximum(per_group, 0.0, out=per_group)
-        total = self._average(per_group, average)
-        return float(total ** (1 / p))
+        return float(
+            _reduce_tables(
+                self.counts,
+                self.score_sums,
+                self.target_sums,
+                self.n_classes,
+                self.class_conditional,
+                p,
+                debias=debias,
+                part=part,
+                average=average,
+            )
+        )
 
-    def _gaps(self, part: str) -> NDArray:
-        """``|mean target - mean score|`` per bin (0 when empty or not of the ``part``)."""
-        differences = self.target_sums - self.score_sums  # > 0: under-confident
-        if part == "over":
-            differences = np.minimum(differences, 0.0)
-        elif part == "under":
-            differences = np.maximum(differences, 0.0)
-        # |T/n - S/n| computed as |T - S| / n: one division per bin.
-        gaps = np.zeros_like(self.counts)
-        np.divide(np.abs(differences), self.counts, out=gaps, where=self.counts > 0)
-        return gaps
+    def intervals(self, method: str = "wilson", confidence_level: float = 0.95):
+        """Confidence interval of every bin's accuracy (the reliability diagram's error bars).
 
-    def _debiased_terms(self, gaps: NDArray) -> NDArray:
-        """``n_b (gap_b^2 - acc_b (1 - acc_b) / (n_b - 1))`` per bin, 0 where ``n_b < 2``."""
-        counts = self.counts
-        enough = counts >= 2
-        accuracy = np.zeros_like(counts)
-        np.divide(self.target_sums, counts, out=accuracy, where=enough)
-        variance = np.zeros_like(counts)
-        np.divide(accuracy * (1.0 - accuracy), counts - 1.0, out=variance, where=enough)
-        return np.where(enough, counts * (gaps**2 - variance), 0.0)
+        See :func:`calibration_toolbox.stats.bin_intervals`; ``(low, high)`` arrays of shape
+        ``(n_groups, n_bins)``, NaN for an empty bin.
+        """
+        from calibration_toolbox.stats import bin_intervals  # stats imports this module
 
-    def _average(self, per_group: NDArray, average: str) -> float:
-        """The pooled value, or the class average of ``per_group``."""
-        if not self.class_conditional:
-            return per_group[0]
-        if average == "macro":
-            return per_group.sum() / self.n_classes
-        sizes = self.set_sizes
-        total_size = sizes.sum()
-        return (per_group * sizes).sum() / total_size if total_size > 0 else 0.0
+        return bin_intervals(self, method=method, confidence_level=confidence_level)
+
+    def consistency_bands(self, confidence_level: float = 0.95):
+        """Range of every bin's accuracy expected if the bin were calibrated.
+
+        See :func:`calibration_toolbox.stats.consistency_bands`; ``(low, high)`` arrays of
+        shape ``(n_groups, n_bins)``, NaN for an empty bin.
+        """
+        from calibration_toolbox.stats import consistency_bands  # stats imports this module
+
+        return consistency_bands(self, confidence_level=confidence_level)
+
+
+def _reduce_tables(
+    counts: NDArray,
+    score_sums: NDArray,
+    target_sums: NDArray,
+    n_classes: int,
+    class_conditional: bool,
+    p: float,
+    *,
+    debias: bool = False,
+    part: str = "both",
+    average: str = "macro",
+) -> NDArray:
+    """The reduction of :meth:`CalibrationTable.calibration_error` on stacked tables.
+
+    The arrays have shape ``(..., n_groups, n_bins)`` and the options are checked; the
+    result has the leading shape (``calibration_toolbox.stats.bootstrap`` reduces all its
+    resampled tables at once).
+    """
+    gaps = _bin_gaps(counts, score_sums, target_sums, part)
+    if p == np.inf:
+        return gaps.max(axis=(-2, -1))
+    sizes = counts.sum(axis=-1)
+    if debias:
+        weighted = _debiased_terms(counts, target_sums, gaps).sum(axis=-1)
+    else:
+        weighted = (counts * gaps**p).sum(axis=-1)
+    per_group = np.zeros_like(sizes)
+    np.divide(weighted, sizes, out=per_group, where=sizes > 0)
+    if debias:
+        np.maximum(per_group, 0.0, out=per_group)
+    return _class_average(per_group, sizes, n_classes, class_conditional, average) ** (1 / p)
+
+
+def _bin_gaps(counts: NDArray, score_sums: NDArray, target_sums: NDArray, part: str) -> NDArray:
+    """``|mean target - mean score|`` per bin (0 when empty or not of the ``part``)."""
+    differences = target_sums - score_sums  # > 0: under-confident
+    if part == "over":
+        differences = np.minimum(differences, 0.0)
+    elif part == "under":
+        differences = np.maximum(differences, 0.0)
+    # |T/n - S/n| computed as |T - S| / n: one division per bin.
+    gaps = np.zeros_like(counts)
+    np.divide(np.abs(differences), counts, out=gaps, where=counts > 0)
+    return gaps
+
+
+def _debiased_terms(counts: NDArray, target_sums: NDArray, gaps: NDArray) -> NDArray:
+    """``n_b (gap_b^2 - acc_b (1 - acc_b) / (n_b - 1))`` per bin, 0 where ``n_b < 2``."""
+    enough = counts >= 2
+    accuracy = np.zeros_like(counts)
+    np.divide(target_sums, counts, out=accuracy, where=enough)
+    variance = np.zeros_like(counts)
+    np.divide(accuracy * (1.0 - accuracy), counts - 1.0, out=variance, where=enough)
+    return np.where(enough, counts * (gaps**2 - variance), 0.0)
+
+
+def _class_average(
+    per_group: NDArray, sizes: NDArray, n_classes: int, class_conditional: bool, average: str
+) -> NDArray:
+    """The pooled value, or the class average of ``per_group`` (1/K, or by set size)."""
+    if not class_conditional:
+        return per_group[..., 0]
+    if average == "macro":
+        return per_group.sum(axis=-1) / n_classes
+    total_size = sizes.sum(axis=-1)
+    averaged = np.zeros_like(total_size)
+    np.divide((per_group * sizes).sum(axis=-1), total_size, out=averaged, where=total_size > 0)
+    return averaged
 
 
 def _check_debias(debias: object, norm: float) -> bool:
@@ -533,6 +590,67 @@ def _score_set(checked: iv.Predictions | iv.Pairs, weights: NDArray | None, opti
     if groups is None:
         groups = np.zeros(len(scores), dtype=np.intp)
     return groups, scores, targets, entry_weights
+
+
+@dataclass(frozen=True)
+class _EntryCells:
+    """Where each entry of a binned metric's score set falls, for reweighting the rows.
+
+    Built once by :func:`_entry_cells`, so that ``calibration_toolbox.stats`` can recompute
+    the table (and the metric) for many row weights by ``bincount`` alone, with no new
+    validation, score-set extraction or binning.
+    """
+
+    rows: NDArray
+    """Row of each entry (``intp``)."""
+    joint_cells: NDArray
+    """``2 * cell + target`` of each entry, ``cell`` its flat (group, bin) index."""
+    scores: NDArray
+    """float64 score of each entry."""
+    n_groups: int
+    n_bins: int
+    n_classes: int
+    class_conditional: bool
+    norm: float
+    debias: bool
+
+
+def _entry_cells(prob: ArrayLike, labels: ArrayLike, **options: object) -> _EntryCells | None:
+    """The score set of ``GCE(prob, labels, **options)`` with its cells; ``None`` for equal mass.
+
+    ``options`` are GCE's (``bins``, ..., ``logits``, ``renormalize``; no weights).
+    Equal-mass edges depend on the weights, so those bins are not fixed per entry.
+    """
+    engine_keys = ("logits", "renormalize")
+    checked, _, gce_options = _checked_call(
+        prob,
+        labels,
+        sample_weight=None,
+        **{key: options.pop(key, False) for key in engine_keys},
+        **options,
+    )
+    if gce_options.adaptive_bins:
+        return None
+    # The row index rides through `_score_set` as the entries' "weights", so each entry's
+    # row is picked exactly as a weight would be.
+    groups, scores, targets, rows = _score_set(checked, np.arange(checked.n_samples), gce_options)
+    n_bins = gce_options.n_bins
+    cells = assign_bins(scores, gce_options.edges, gce_options.uniform)
+    if gce_options.class_conditional:
+        cells += groups * n_bins
+    cells *= 2
+    cells += targets
+    return _EntryCells(
+        rows=rows,
+        joint_cells=cells,
+        scores=scores.astype(np.float64),
+        n_groups=gce_options.n_groups(checked.n_classes),
+        n_bins=n_bins,
+        n_classes=checked.n_classes,
+        class_conditional=gce_options.class_conditional,
+        norm=gce_options.norm,
+        debias=gce_options.debias,
+    )
 
 
 def _top_label_entries(checked: iv.Predictions, class_conditional: bool):
