@@ -205,11 +205,18 @@ SYNTHETIC = ("small", "calibrated", "ties")
 REAL = ("lenet-5-cifar-10", "wideresnet-16-4-cifar-100")
 
 
+def _stored_peers() -> dict[str, np.ndarray]:
+    with np.load(PEERS, allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}
+
+
+STORED = _stored_peers()
+
+
 def peer_data(name):
-    stored = np.load(PEERS)
     if name in SYNTHETIC:
-        return stored, stored[f"{name}/prob"], stored[f"{name}/labels"]
-    return (stored, *load_real(name))
+        return STORED, STORED[f"{name}/prob"], STORED[f"{name}/labels"]
+    return (STORED, *load_real(name))
 
 
 @pytest.mark.parametrize("name", SYNTHETIC + REAL)
