@@ -27,12 +27,18 @@ class Scores:
     Accepted by the top-label measures (:func:`~calibration_toolbox.ECE`,
     :func:`~calibration_toolbox.RMSCE`, :func:`~calibration_toolbox.MCE`, and
     :func:`~calibration_toolbox.GCE` / :func:`~calibration_toolbox.calibration_table` with
-    ``class_conditional=False, top_k_classes=1``, equal-width or equal-mass bins), by
+    ``class_conditional=False, top_k_classes=1``, equal-width or equal-mass bins;
+    :func:`~calibration_toolbox.OCE`, :func:`~calibration_toolbox.UCE`,
+    :func:`~calibration_toolbox.TCE`), the bin-free top-label measures
+    (:func:`~calibration_toolbox.KSCE`, :func:`~calibration_toolbox.KuiperCE`,
+    :func:`~calibration_toolbox.MMCE`, :func:`~calibration_toolbox.SmoothECE`,
+    :func:`~calibration_toolbox.ECESweep`), :mod:`calibration_toolbox.stats`, by
     :func:`~calibration_toolbox.brier_score` (the single-probability form
     :math:`\frac1N \sum_i (s_i - y_i)^2`, half the two-column Brier score) and by
     :func:`~calibration_toolbox.negative_log_likelihood`
     (:math:`-\frac1N \sum_i [y_i \log s_i + (1 - y_i) \log(1 - s_i)]`).  The class-wise
-    measures (``SCE``, ``ACE``, ``TACE``, ``ToprCE``) need a probability matrix and refuse it.
+    measures (``SCE``, ``ACE``, ``TACE``, ``ToprCE``, ``CWCE``, ``TopLabelECE``, ``SKCE``)
+    need a probability matrix and refuse it.
 
     ``Scores`` only holds the array-like it is given (no copy, no check): the measure
     checks it like any other input, at the call.  There, the values must be 1-D or one
