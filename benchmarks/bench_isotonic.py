@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+from _peers import run_json
 from _timing import best_time
 from scipy.special import softmax
 
@@ -81,16 +81,16 @@ def main() -> None:
     ours = time_ours(prob, labels, args.repeat)
     theirs = None
     if args.peer_python:
-        command = [
+        theirs = run_json(
             args.peer_python,
             __file__,
-            "--only=sklearn",
-            f"--samples={args.samples}",
-            f"--classes={args.classes}",
-            f"--repeat={args.repeat}",
-        ]
-        output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-        theirs = json.loads(output.strip().splitlines()[-1])["sklearn"]
+            [
+                "--only=sklearn",
+                f"--samples={args.samples}",
+                f"--classes={args.classes}",
+                f"--repeat={args.repeat}",
+            ],
+        )["sklearn"]
     else:
         theirs = time_sklearn(prob, labels, args.repeat)
 

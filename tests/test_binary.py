@@ -20,6 +20,8 @@ from calibration_toolbox.recalibration.binary import (
     BetaCalibration,
     PlattScaling,
     _fit_logistic,
+    _Rows,
+    _standardisation,
     _WeightedLogisticLoss,
 )
 
@@ -277,11 +279,11 @@ def test_objective_gradient_and_hessian(design):
     weights = rng.uniform(0.1, 3.0, n)
     s = rng.uniform(0.01, 0.99, n)
     ln = np.stack([np.log(s), -np.log1p(-s)], axis=1)
-    targets = labels.astype(float)
+    targets = (1.0, 0.0)
     fit_intercept = True
     if design == "platt-soft":
         features = 3 * rng.normal(size=(n, 1))
-        targets = np.where(labels == 1, 0.9, 0.05)
+        targets = (0.9, 0.05)
     elif design == "platt-hard":
         features = 3 * rng.normal(size=(n, 1))
     elif design == "beta-abm":
@@ -292,7 +294,9 @@ def test_objective_gradient_and_hessian(design):
         features = ln.sum(axis=1, keepdims=True)
     else:
         features = np.full((n, 2), 0.7)
-    loss = _WeightedLogisticLoss(features, targets, weights, fit_intercept)
+    rows = _Rows.from_arrays(features, labels == 1, targets, weights)
+    standard = _standardisation(rows, fit_intercept)
+    loss = _WeightedLogisticLoss(rows, standard.centre, standard.scale, fit_intercept)
     n_params = features.shape[1] + fit_intercept
     for point in rng.normal(size=(3, n_params)):
         gradient = loss(point)[1]
@@ -313,9 +317,9 @@ def test_fit_logistic_reaches_a_stationary_point():
     rng = np.random.default_rng(4)
     features = rng.normal(size=(400, 2)) * [1e4, 1e-3] + [5e3, 0]
     labels = (rng.random(400) < expit(features @ [2e-4, 300.0] - 1)).astype(float)
-    fit = _fit_logistic(features, labels, np.ones(400), fit_intercept=True, nonnegative=False)
-    loss = _WeightedLogisticLoss(features, labels, np.ones(400))
-    gradient = loss(np.append(fit.coef, fit.intercept))[1]
+    rows = _Rows.from_arrays(features, labels == 1, (1.0, 0.0))
+    fit = _fit_logistic(rows, fit_intercept=True, nonnegative=False)
+    gradient = _WeightedLogisticLoss(rows)(np.append(fit.coef, fit.intercept))[1]
     # Relative to each feature's size (mean x_j^2 ** 0.5), the gradient vanishes.
     scale = np.append(np.sqrt(np.mean(features**2, axis=0)), 1.0)
     assert_allclose(gradient / scale, 0, atol=1e-14)
@@ -498,8 +502,7 @@ def test_smoothed_platt_is_finite_on_a_separable_set_without_warning(input):
     X = logit(score) if input == "logits" else score
     platt = PlattScaling(input=input).fit(X, labels)  # filterwarnings=error: no warning
     # An interior optimum: the gradient of the smoothed-target loss vanishes there.
-    targets = np.where(labels == 1, 5 / 6, 1 / 6)
-    loss = _WeightedLogisticLoss(X[:, None], targets, np.ones(8))
+    loss = _WeightedLogisticLoss(_Rows.from_arrays(X[:, None], labels == 1, (5 / 6, 1 / 6)))
     gradient = loss(np.append(platt.coef_[0], platt.intercept_))[1]
     assert_allclose(gradient, 0, atol=1e-12)
     proba = platt.predict_proba(X)[:, 1]

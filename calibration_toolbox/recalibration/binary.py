@@ -21,14 +21,16 @@ with a ``UserWarning``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
-from scipy.special import expit, log_expit, logit
+from scipy.special import log_expit, logit
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._rows import LOGISTIC_BLOCK_ROWS, row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
     COEFFICIENT_LIMIT,
@@ -56,64 +58,235 @@ BETA_EPS = float(np.finfo(np.float64).eps)
 _SLOPE_BOUND = 100.0
 
 
-class _WeightedLogisticLoss:
-    r"""Weighted mean cross-entropy of targets ``t`` in [0, 1] under ``sigmoid(X w + c)``.
+class _Rows:
+    """The rows of one logistic fit, read block by block.
 
-    With ``z = X w + c`` and weights normalised to sum to 1,
-
-    .. math:: L = \sum_i w_i \left[\log(1 + e^{z_i}) - t_i z_i\right], \qquad
-              \nabla_w L = X^\top r, \quad \partial_c L = \textstyle\sum_i r_i, \quad
-              r_i = w_i (\sigma(z_i) - t_i).
-
-    The Hessian ``[X 1]^T diag(w sigma (1 - sigma)) [X 1]`` is positive semi-definite, so
-    ``L`` is convex.  Parameters are ``[w_1, ..., w_d, c]`` (``[w_1, ..., w_d]`` without
-    intercept).
+    ``features(rows)`` gives the ``d`` float64 design feature columns of a slice of rows
+    (computed from the stored scores on demand, so no ``(N, d)`` float64 design is kept);
+    the target of a row is ``targets[0]`` where ``positive`` and ``targets[1]`` elsewhere;
+    ``weights`` (``None``: all 1) are positive.  ``n_passes`` counts the passes made.
     """
 
     def __init__(
-        self, features: NDArray, targets: NDArray, weights: NDArray, fit_intercept: bool = True
+        self,
+        features: Callable[[slice], list[NDArray]],
+        n_features: int,
+        positive: NDArray,
+        targets: tuple[float, float],
+        weights: NDArray | None = None,
     ):
         self.features = features
-        self.targets = targets
-        self.weights = weights / weights.sum()
-        self.fit_intercept = fit_intercept
+        self.n_features = n_features
+        self.positive = positive
+        self.targets = (float(targets[0]), float(targets[1]))
+        self.weights = weights
+        self.n_passes = 0
 
-    def linear(self, params: NDArray) -> NDArray:
-        """``z = X w + c`` (column by column: no BLAS threads for a few columns)."""
-        n_features = self.features.shape[1]
-        intercept = params[n_features] if self.fit_intercept else 0.0
-        return _linear_predictor(self.features, params[:n_features], intercept)
+    @classmethod
+    def from_arrays(
+        cls, features: NDArray, positive: NDArray, targets: tuple[float, float], weights=None
+    ) -> _Rows:
+        """Rows whose ``(N, d)`` float64 design features are given as an array."""
+        columns = features.T
+        return cls(lambda rows: list(columns[:, rows]), len(columns), positive, targets, weights)
+
+    @property
+    def binary(self) -> bool:
+        """Whether the targets are the 0/1 labels (so the classes may be separable)."""
+        return self.targets == (1.0, 0.0)
+
+    def blocks(self) -> Iterator[tuple[list[NDArray], NDArray, NDArray, NDArray | None]]:
+        """One pass: ``(features, positive, targets, weights)`` of each row block."""
+        self.n_passes += 1
+        high, low = self.targets
+        # The dozen float64 temporaries of a block stay in cache and a few MiB whatever N.
+        for rows in row_blocks(len(self.positive), 1, LOGISTIC_BLOCK_ROWS):
+            positive = self.positive[rows]
+            weights = None if self.weights is None else self.weights[rows]
+            yield self.features(rows), positive, np.where(positive, high, low), weights
+
+
+def _weighted_sum(values: NDArray, weights: NDArray | None) -> float:
+    return values.sum() if weights is None else np.einsum("i,i->", weights, values)
+
+
+class _Standardisation(NamedTuple):
+    """Centre and scale of the design features, and what the fit derives from them."""
+
+    centre: NDArray
+    scale: NDArray
+    base_rate: float  # weighted mean target
+    reach: NDArray  # max |standardised feature| per column
+
+
+def _standardisation(rows: _Rows, fit_intercept: bool) -> _Standardisation:
+    """Two passes: the weighted means, then the weighted spread around them.
+
+    The features are centred (only with an intercept, which absorbs the shift) and scaled to
+    unit weighted spread; a column constant up to rounding keeps scale 1 (its rounding
+    noise must not become a unit-scale feature).
+    """
+    n_features = rows.n_features
+    sums, peak = np.zeros(n_features), np.zeros(n_features)
+    total = target_total = 0.0
+    for columns, _, targets, weights in rows.blocks():
+        sums += [_weighted_sum(column, weights) for column in columns]
+        total += len(targets) if weights is None else weights.sum()
+        target_total += _weighted_sum(targets, weights)
+        peak = np.maximum(peak, [np.abs(column).max() for column in columns])
+    centre = sums / total if fit_intercept else np.zeros(n_features)
+    squares, reach = np.zeros(n_features), np.zeros(n_features)
+    for columns, _, _, weights in rows.blocks():
+        standard = [column - mean for column, mean in zip(columns, centre, strict=True)]
+        squares += [_weighted_sum(column * column, weights) for column in standard]
+        reach = np.maximum(reach, [np.abs(column).max() for column in standard])
+    spread = np.sqrt(squares / total)
+    scale = np.where(spread <= 1e-10 * peak, 1.0, spread)
+    return _Standardisation(centre, scale, target_total / total, reach / scale)
+
+
+class _LossValue(NamedTuple):
+    loss: float
+    gradient: NDArray
+    hessian: NDArray
+
+
+class _WeightedLogisticLoss:
+    r"""Weighted mean cross-entropy of targets ``t`` in [0, 1] under ``sigmoid(X w + c)``.
+
+    With ``z = X w + c``, ``X`` the standardised features ``(F - centre) / scale`` and
+    weights ``v`` summing to ``V``,
+
+    .. math:: L = \frac{1}{V} \sum_i v_i \left[\log(1 + e^{z_i}) - t_i z_i\right], \qquad
+              \nabla_w L = \frac{1}{V} X^\top r, \quad \partial_c L = \frac{1}{V}
+              \textstyle\sum_i r_i, \quad r_i = v_i (\sigma(z_i) - t_i).
+
+    The Hessian ``[X 1]^T diag(v sigma (1 - sigma)) [X 1] / V`` is positive semi-definite,
+    so ``L`` is convex.  Parameters are ``[w_1, ..., w_d, c]`` (``[w_1, ..., w_d]`` without
+    intercept).
+
+    One pass over the row blocks gives the loss, the gradient and the Hessian together, with
+    ``log(1 + e^z) = max(z, 0) + log1p(e^{-|z|})`` and ``sigma(z)`` from the same
+    ``e^{-|z|}``; the sums are accumulated in float64 block by block.  The last point's
+    values are kept, so SciPy's separate calls for the loss and the Hessian at one point
+    make one pass.
+    """
+
+    def __init__(
+        self,
+        rows: _Rows,
+        centre: NDArray | None = None,
+        scale: NDArray | None = None,
+        fit_intercept: bool = True,
+    ):
+        self.rows = rows
+        self.centre = np.zeros(rows.n_features) if centre is None else centre
+        self.scale = np.ones(rows.n_features) if scale is None else scale
+        self.total_weight = len(rows.positive) if rows.weights is None else rows.weights.sum()
+        self.fit_intercept = fit_intercept
+        self._last: tuple[NDArray, _LossValue] | None = None
 
     def __call__(self, params: NDArray) -> tuple[float, NDArray]:
         """Loss and gradient at ``params``."""
-        z = self.linear(params)
-        loss = np.einsum("i,i->", self.weights, np.logaddexp(0.0, z) - self.targets * z)
-        residual = self.weights * (expit(z) - self.targets)
-        gradient = np.einsum("i,ij->j", residual, self.features)
-        if self.fit_intercept:
-            gradient = np.append(gradient, residual.sum())
-        return float(loss), gradient
+        value = self.evaluate(params)
+        return value.loss, value.gradient.copy()
 
     def hessian(self, params: NDArray) -> NDArray:
         """Hessian of the loss at ``params``."""
-        z = self.linear(params)
-        curvature = self.weights * expit(z) * expit(-z)
-        weighted = self.features * curvature[:, None]
-        block = np.einsum("ij,ik->jk", weighted, self.features)
-        if not self.fit_intercept:
-            return block
-        n_features = self.features.shape[1]
-        hessian = np.empty((n_features + 1, n_features + 1))
-        hessian[:n_features, :n_features] = block
-        hessian[n_features, :n_features] = hessian[:n_features, n_features] = weighted.sum(axis=0)
-        hessian[n_features, n_features] = curvature.sum()
-        return hessian
+        return self.evaluate(params).hessian.copy()
+
+    def _linear(
+        self, columns: list[NDArray], coef: NDArray, intercept: float
+    ) -> tuple[NDArray, list[NDArray]]:
+        """``z`` of a block, and its standardised feature columns."""
+        standard = [
+            (column - mean) / scale
+            for column, mean, scale in zip(columns, self.centre, self.scale, strict=True)
+        ]
+        return _linear_predictor(standard, coef, intercept), standard
+
+    def separates(self, params: NDArray) -> bool:
+        """Whether 0/1 targets lie strictly on their sides of ``z = 0`` (one pass).
+
+        Scaling such a map up would lower the loss further: its optimum is at infinity.
+        """
+        if not self.rows.binary:
+            return False
+        n_features = self.rows.n_features
+        intercept = params[n_features] if self.fit_intercept else 0.0
+        for columns, positive, _, _ in self.rows.blocks():
+            z = self._linear(columns, params[:n_features], intercept)[0]
+            if not np.all(np.where(positive, z > 0, z < 0)):
+                return False
+        return True
+
+    def evaluate(self, params: NDArray) -> _LossValue:
+        """Loss, gradient and Hessian at ``params`` (one pass, or none if cached)."""
+        params = np.array(params, dtype=np.float64)
+        if self._last is not None and np.array_equal(self._last[0], params):
+            return self._last[1]
+        n_features = self.rows.n_features
+        coef = params[:n_features]
+        intercept = params[n_features] if self.fit_intercept else 0.0
+        n_params = n_features + 1  # the intercept's row and column are dropped at the end
+        loss, gradient, hessian = 0.0, np.zeros(n_params), np.zeros((n_params, n_params))
+        for columns, _, targets, weights in self.rows.blocks():
+            z, standard = self._linear(columns, coef, intercept)
+            block_loss, block_gradient, block_hessian = _block_sums(standard, z, targets, weights)
+            loss += block_loss
+            gradient += block_gradient
+            hessian += block_hessian
+        kept = slice(None) if self.fit_intercept else slice(n_features)
+        value = _LossValue(
+            float(loss / self.total_weight),
+            gradient[kept] / self.total_weight,
+            hessian[kept, kept] / self.total_weight,
+        )
+        self._last = (params, value)
+        return value
 
 
-def _linear_predictor(features: NDArray, coef: NDArray, intercept: float) -> NDArray:
-    z = np.full(len(features), float(intercept))
-    for column, slope in enumerate(coef):
-        z += slope * features[:, column]
+def _block_sums(
+    standard: list[NDArray], z: NDArray, targets: NDArray, weights: NDArray | None
+) -> tuple[float, NDArray, NDArray]:
+    """Weighted sums of one block: loss terms, gradient and Hessian (intercept last).
+
+    Each sum is a two-operand ``einsum`` or a ``sum`` over contiguous columns: no BLAS call
+    (which wakes threads) and no ``(m, d)`` temporary.
+    """
+    decay = np.exp(-np.abs(z))  # e^{-|z|} in (0, 1]: no overflow whatever z
+    denominator = 1.0 + decay
+    terms = np.log1p(decay)
+    terms += np.maximum(z, 0.0)  # log(1 + e^z)
+    terms -= targets * z
+    residual = np.where(z >= 0, 1.0, decay)
+    residual /= denominator  # sigma(z)
+    residual -= targets
+    curvature = decay / denominator
+    curvature /= denominator  # sigma(z) (1 - sigma(z))
+    if weights is not None:
+        terms *= weights
+        residual *= weights
+        curvature *= weights
+    n_features = len(standard)
+    gradient = np.empty(n_features + 1)
+    hessian = np.empty((n_features + 1, n_features + 1))
+    gradient[n_features] = residual.sum()
+    hessian[n_features, n_features] = curvature.sum()
+    for j, column in enumerate(standard):
+        gradient[j] = np.einsum("i,i->", residual, column)
+        weighted = curvature * column
+        hessian[j, n_features] = hessian[n_features, j] = weighted.sum()
+        for k in range(j, n_features):
+            hessian[j, k] = hessian[k, j] = np.einsum("i,i->", weighted, standard[k])
+    return terms.sum(), gradient, hessian
+
+
+def _linear_predictor(columns, coef: NDArray, intercept: float) -> NDArray:
+    """``intercept + sum_j coef[j] * columns[j]`` (a list of columns, or a 2-D array's)."""
+    z = np.full(len(columns[0]), float(intercept))
+    for column, slope in zip(columns, coef, strict=True):
+        z += slope * column
     return z
 
 
@@ -121,79 +294,74 @@ class _LogisticFit(NamedTuple):
     coef: NDArray
     intercept: float
     at_infinity: bool
+    n_passes: int  # passes over the rows
 
 
-def _fit_logistic(
-    features: NDArray,
-    targets: NDArray,
-    weights: NDArray,
-    *,
-    fit_intercept: bool,
-    nonnegative: bool,
-) -> _LogisticFit:
+def _fit_logistic(rows: _Rows, *, fit_intercept: bool, nonnegative: bool) -> _LogisticFit:
     """Minimise :class:`_WeightedLogisticLoss` over the coefficients and intercept.
 
-    ``features`` (n, d) float64, ``targets`` in [0, 1] and ``weights > 0`` (n,).  The
-    features are centred (only with an intercept, which absorbs the shift) and scaled to unit
-    weighted spread, which makes the problem well conditioned whatever the magnitude of the
-    scores (logits of 1e4 included) and keeps the sign of each coefficient, so that
-    ``nonnegative`` is the bound ``w >= 0`` in either scale.
+    The features are standardised (:func:`_standardisation`), which makes the problem well
+    conditioned whatever the magnitude of the scores (logits of 1e4 included) and keeps the
+    sign of each coefficient, so that ``nonnegative`` is the bound ``w >= 0`` in either
+    scale.
 
     The unconstrained Newton optimum is kept when it lies inside the box and does not
     separate 0/1 targets; otherwise L-BFGS-B minimises inside the box (slopes within
     ``+-_SLOPE_BOUND``, ``>= 0`` if ``nonnegative``).  ``at_infinity`` reports that the
     likelihood's supremum is not attained: the box was reached or, for 0/1 targets, the
     fitted map separates the two classes strictly (scaling it up would still lower the loss).
-    """
-    n_features = features.shape[1]
-    total = weights.sum()
-    if fit_intercept:
-        centre = np.einsum("i,ij->j", weights, features) / total
-    else:
-        centre = np.zeros(n_features)
-    standard = features - centre
-    spread = np.sqrt(np.einsum("i,ij,ij->j", weights, standard, standard) / total)
-    # A column constant up to rounding would turn its rounding noise into a unit-scale feature.
-    constant = spread <= 1e-10 * np.abs(features).max(axis=0)
-    scale = np.where(constant, 1.0, spread)
-    standard /= scale
-    objective = _WeightedLogisticLoss(standard, targets, weights, fit_intercept)
 
+    Every evaluation is one pass over the rows (:class:`_WeightedLogisticLoss`); with the
+    two passes of the standardisation, a typical interior fit makes about ten passes.
+    """
+    n_features = rows.n_features
+    standardisation = _standardisation(rows, fit_intercept)
+    objective = _WeightedLogisticLoss(
+        rows, standardisation.centre, standardisation.scale, fit_intercept
+    )
     bounds = [(0.0 if nonnegative else -_SLOPE_BOUND, _SLOPE_BOUND)] * n_features
     start = np.zeros(n_features + fit_intercept)
     if fit_intercept:
-        intercept_bound = _SLOPE_BOUND * (1.0 + np.abs(standard).max(axis=0).sum())
+        intercept_bound = _SLOPE_BOUND * (1.0 + standardisation.reach.sum())
         bounds.append((-intercept_bound, intercept_bound))
-        base_rate = np.clip(np.einsum("i,i->", weights, targets) / total, 1e-4, 1 - 1e-4)
-        start[-1] = logit(base_rate)
+        start[-1] = logit(np.clip(standardisation.base_rate, 1e-4, 1 - 1e-4))
     low, high = np.array(bounds).T
     params = _newton(objective, start)
     if (
         params is None
         or not np.all((params > low) & (params < high))
-        or _separates(objective, params)
+        or objective.separates(params)
     ):
         # A bound binds (a coefficient would be negative) or the likelihood keeps improving
         # towards infinity: minimise in the box.
-        result = minimize(
-            objective,
-            start if params is None else np.clip(params, low, high),
-            jac=True,
-            method="L-BFGS-B",
-            bounds=bounds,
-            options={"maxiter": 1000, "ftol": 1e-15, "gtol": 1e-10},
-        )
-        params = result.x
-        projected_gradient = np.clip(params - objective(params)[1], low, high) - params
-        # L-BFGS-B may stop on a rounding-limited line search once the gradient is negligible.
-        if not result.success and np.abs(projected_gradient).max() > 1e-6:
-            raise RuntimeError(f"the logistic fit did not converge: {result.message}")
+        params = _minimise_in_box(objective, start if params is None else params, low, high)
     params = _newton_polish(objective, params, low, high)
 
     at_bound = bool((np.abs(params) >= 0.999999 * np.maximum(np.abs(low), high)).any())
-    coef = params[:n_features] / scale
-    intercept = float(params[n_features] - coef @ centre) if fit_intercept else 0.0
-    return _LogisticFit(coef, intercept, at_bound or _separates(objective, params))
+    coef = params[:n_features] / standardisation.scale
+    intercept = float(params[n_features] - coef @ standardisation.centre) if fit_intercept else 0.0
+    at_infinity = at_bound or objective.separates(params)
+    return _LogisticFit(coef, intercept, at_infinity, rows.n_passes)
+
+
+def _minimise_in_box(
+    objective: _WeightedLogisticLoss, start: NDArray, low: NDArray, high: NDArray
+) -> NDArray:
+    """L-BFGS-B inside the box ``[low, high]`` from ``start`` (clipped into it)."""
+    result = minimize(
+        objective,
+        np.clip(start, low, high),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=list(zip(low, high, strict=True)),
+        options={"maxiter": 1000, "ftol": 1e-15, "gtol": 1e-10},
+    )
+    params = result.x
+    projected_gradient = np.clip(params - objective(params)[1], low, high) - params
+    # L-BFGS-B may stop on a rounding-limited line search once the gradient is negligible.
+    if not result.success and np.abs(projected_gradient).max() > 1e-6:
+        raise RuntimeError(f"the logistic fit did not converge: {result.message}")
+    return params
 
 
 def _newton(objective: _WeightedLogisticLoss, start: NDArray) -> NDArray | None:
@@ -216,15 +384,6 @@ def _newton(objective: _WeightedLogisticLoss, start: NDArray) -> NDArray | None:
     if not np.isfinite(result.x).all() or not np.abs(result.jac).max() <= 1e-8:
         return None
     return result.x
-
-
-def _separates(objective: _WeightedLogisticLoss, params: NDArray) -> bool:
-    """Whether 0/1 targets lie strictly on their sides of ``z = 0`` (so scaling up helps)."""
-    targets = objective.targets
-    if not np.all((targets == 0) | (targets == 1)):
-        return False
-    z = objective.linear(params)
-    return bool(np.all(np.where(targets == 1, z > 0, z < 0)))
 
 
 def _newton_polish(
@@ -274,11 +433,29 @@ class _Design(NamedTuple):
     nonnegative: bool
 
 
+def _design_columns(map_columns: list[NDArray], design: _Design) -> list[NDArray]:
+    """The fitting features ``M @ transform + offset``, column by column.
+
+    Terms with a 0 in ``transform`` are skipped and a factor 1 is not applied: both are
+    exact, so each column holds the values of the full product.
+    """
+    columns = []
+    for weights, offset in zip(design.transform.T, design.offset, strict=True):
+        column = None
+        for weight, values in zip(weights, map_columns, strict=True):
+            if weight != 0:
+                term = values if weight == 1 else weight * values
+                column = term if column is None else column + term
+        columns.append(column if offset == 0 else column + offset)
+    return columns
+
+
 class _OneVsRestLogistic(Recalibrator):
     """A logistic map of one score per model: binary, or one-vs-rest and renormalised.
 
     Subclasses give, from their checked parameters, the input kind, the fitting design and
-    whether targets are smoothed, and the map features of a score column (fixed per class);
+    whether targets are smoothed, and the map feature columns of a score column (fixed per
+    class);
     everything else (targets, fitting, warnings, prediction) is shared.  The input kind is
     stored at fit (``input_``), and prediction reads it from there.
     """
@@ -287,7 +464,7 @@ class _OneVsRestLogistic(Recalibrator):
     def _input_kind(self, params: dict[str, Any]) -> str:
         raise NotImplementedError
 
-    def _map_features(self, scores: NDArray) -> NDArray:
+    def _map_columns(self, scores: NDArray) -> list[NDArray]:
         raise NotImplementedError
 
     def _design(self, params: dict[str, Any]) -> _Design:
@@ -304,26 +481,53 @@ class _OneVsRestLogistic(Recalibrator):
     # -- shared machinery ----------------------------------------------------------------
     @staticmethod
     def _score_columns(X: ArrayLike, kind: str) -> tuple[NDArray, int]:
-        """Validated scores, one column per model ((N, 1) if binary, else (N, K)), and K."""
+        """Validated scores, one column per model ((N, 1) if binary, else (N, K)), and K.
+
+        A binary score column is the input itself where possible (a 1-D array is not
+        expanded to two columns): the fit reads it block by block.
+        """
         if kind == "logits":
-            values = iv.check_logits(X, "X")
+            values, _ = iv._finite_logits(X, "X")
+            if values.ndim == 1:
+                return values[:, None], 2  # the binary logit z, i.e. log(p1 / p0) of [0, z]
             if values.shape[1] == 2:
-                # The binary logit log(p1 / p0); a 1-D input z arrives as [0, z].
                 return (values[:, 1].astype(np.float64) - values[:, 0])[:, None], 2
-        else:
-            values = iv.check_prob(X, name="X")
-            if values.shape[1] == 2:
-                return values[:, 1:], 2
+            return values, values.shape[1]
+        values, _ = iv._as_float_array(X, "X", "probabilities")
+        if values.ndim == 1:
+            iv._check_range(values, "X")  # all check_prob checks of [1 - p, p]
+            return values[:, None], 2
+        values = iv.check_prob(values, name="X")
+        if values.shape[1] == 2:
+            return values[:, 1:], 2
         return values, values.shape[1]
 
     @staticmethod
-    def _targets(positive: NDArray, weights: NDArray, smoothed: bool) -> NDArray:
+    def _targets(
+        positive: NDArray, weights: NDArray | None, smoothed: bool
+    ) -> tuple[float, float]:
+        """The targets of a positive and of a negative row."""
         if not smoothed:
-            return positive.astype(np.float64)
+            return 1.0, 0.0
         # Platt (1999), section 2.2: a prior on the labels, with weighted counts.
-        n_positive = weights[positive].sum()
-        n_negative = weights[~positive].sum()
-        return np.where(positive, (n_positive + 1) / (n_positive + 2), 1 / (n_negative + 2))
+        if weights is None:
+            n_positive = float(np.count_nonzero(positive))
+            n_negative = len(positive) - n_positive
+        else:
+            n_positive = weights[positive].sum()
+            n_negative = weights[~positive].sum()
+        return (n_positive + 1) / (n_positive + 2), 1 / (n_negative + 2)
+
+    def _model_rows(
+        self, scores: NDArray, model: int, design: _Design, positive: NDArray, targets, weights
+    ) -> _Rows:
+        """The rows of model ``model``: its design features come from column ``model``."""
+
+        def features(rows: slice) -> list[NDArray]:
+            map_columns = self._map_columns(np.asarray(scores[rows, model], dtype=np.float64))
+            return _design_columns(map_columns, design)
+
+        return _Rows(features, design.transform.shape[1], positive, targets, weights)
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
         """Fit on calibration scores ``X`` ((N, K) or (N,)) and labels ``y`` (N,).
@@ -337,12 +541,10 @@ class _OneVsRestLogistic(Recalibrator):
         scores, n_classes = self._score_columns(X, kind)
         labels = iv.check_labels(y, len(scores), n_classes, name="y")
         weights = iv.check_sample_weight(sample_weight, len(scores))
-        if weights is not None:
+        if weights is not None and not weights.all():
             # Rows of weight 0 are absent; they must not count in separation checks.
             kept = weights > 0
             scores, labels, weights = scores[kept], labels[kept], weights[kept]
-        else:
-            weights = np.ones(len(scores))
         design = self._design(params)
         smoothed = self._smoothed(params)
         binary = n_classes == 2
@@ -356,11 +558,9 @@ class _OneVsRestLogistic(Recalibrator):
             both_labels = bool(positive.any() and not positive.all())
             if not both_labels and (binary or not positive.any()):
                 absent.append((0 if positive.any() else 1) if binary else model)
-            features = self._map_features(np.asarray(scores[:, model], dtype=np.float64))
+            targets = self._targets(positive, weights, smoothed)
             fit = _fit_logistic(
-                np.einsum("ij,jk->ik", features, design.transform) + design.offset,
-                self._targets(positive, weights, smoothed),
-                weights,
+                self._model_rows(scores, model, design, positive, targets, weights),
                 fit_intercept=design.fit_intercept,
                 nonnegative=design.nonnegative,
             )
@@ -403,7 +603,7 @@ class _OneVsRestLogistic(Recalibrator):
         n_models = scores.shape[1]
         positive_log_probs = np.empty((len(scores), n_models))
         for model in range(n_models):
-            features = self._map_features(np.asarray(scores[:, model], dtype=np.float64))
+            features = self._map_columns(np.asarray(scores[:, model], dtype=np.float64))
             z = _linear_predictor(features, self.coef_[model], self.intercept_[model])
             if n_classes == 2:
                 return np.stack([log_expit(-z), log_expit(z)], axis=1)
@@ -513,8 +713,8 @@ class PlattScaling(_OneVsRestLogistic):
     def _input_kind(self, params: dict[str, Any]) -> str:
         return params["input"]
 
-    def _map_features(self, scores: NDArray) -> NDArray:
-        return scores[:, None]
+    def _map_columns(self, scores: NDArray) -> list[NDArray]:
+        return [scores]
 
     def _design(self, params: dict[str, Any]) -> _Design:
         return _Design(np.eye(1), np.zeros(1), fit_intercept=True, nonnegative=False)
@@ -632,9 +832,10 @@ class BetaCalibration(_OneVsRestLogistic):
     def _input_kind(self, params: dict[str, Any]) -> str:
         return "probabilities"
 
-    def _map_features(self, scores: NDArray) -> NDArray:
+    def _map_columns(self, scores: NDArray) -> list[NDArray]:
         clipped = np.clip(scores, BETA_EPS, 1 - BETA_EPS)
-        return np.stack([np.log(clipped), -np.log1p(-clipped)], axis=1)
+        negative_log = np.log1p(-clipped)
+        return [np.log(clipped, out=clipped), np.negative(negative_log, out=negative_log)]
 
     def _design(self, params: dict[str, Any]) -> _Design:
         return _BETA_DESIGNS[params["parameters"]]
