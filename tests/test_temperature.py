@@ -5,6 +5,8 @@ The estimator contract (fitting, persistence, parameters) is in test_recalibrato
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import oracle
 import pytest
@@ -171,3 +173,22 @@ def test_real_overconfident_models_improve_on_held_out_half(name):
     assert ECE(scaler.predict_proba(logits[test_rows]), labels[test_rows]) < ECE(
         prob[test_rows], labels[test_rows]
     )
+
+
+@pytest.mark.parametrize(("n_samples", "n_classes"), [(300_000, 10), (30_000, 100)])
+def test_fit_memory_is_row_blocks_not_copies(n_samples, n_classes):
+    # The passes add block sums; they used to keep five N-sized float64 arrays (1.7x the
+    # bytes of float32 logits).  What remains is the finiteness check's boolean mask.
+    rng = np.random.default_rng(12)
+    labels = rng.integers(0, n_classes, n_samples)
+    logits = rng.normal(size=(n_samples, n_classes)).astype(np.float32)
+    logits[np.arange(n_samples), labels] += 2
+    weights = rng.uniform(0.5, 1.5, n_samples)
+    for sample_weight in (None, weights):
+        tracemalloc.start()
+        try:
+            TemperatureScaling().fit(logits, labels, sample_weight)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 0.4 * logits.nbytes

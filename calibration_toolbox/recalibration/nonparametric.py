@@ -130,46 +130,73 @@ def _top_label_probs(calibrated: NDArray, prob: NDArray) -> NDArray:
 
 
 # -- isotonic regression ---------------------------------------------------------------
+def _sorted_targets(
+    rows_by_problem: NDArray, positive: NDArray, problems: slice, weights: NDArray | None
+) -> tuple[NDArray, NDArray, NDArray | None]:
+    """Each problem's row sorted: the flat scores, targets (0/1 or weight), and the weights.
+
+    ``rows_by_problem`` holds one row of scores per problem of ``problems``; without weights
+    it is sorted in place and the targets are its flags (see :func:`sort_rows_with_flags`).
+    """
+    n_problems, n_samples = rows_by_problem.shape
+    if weights is None:
+        samples = np.flatnonzero((positive >= problems.start) & (positive < problems.stop))
+        flagged = (positive[samples] - problems.start) * n_samples + samples
+        sorted_scores = rows_by_problem.reshape(-1)
+        return (
+            sorted_scores,
+            sort_rows_with_flags(sorted_scores, (n_problems, n_samples), flagged),
+            None,
+        )
+    order = np.argsort(rows_by_problem, axis=1)
+    sorted_scores = np.take_along_axis(rows_by_problem, order, axis=1).reshape(-1)
+    sorted_weights = weights[order].reshape(-1)
+    targets = np.zeros_like(sorted_weights)
+    # One problem at a time, so that the positive class of the sorted rows is one row long.
+    for row, problem in enumerate(range(problems.start, problems.stop)):
+        run = slice(row * n_samples, (row + 1) * n_samples)
+        np.copyto(targets[run], sorted_weights[run], where=positive[order[row]] == problem)
+    return sorted_scores, targets, sorted_weights
+
+
 def _pooled_ties(
-    scores: NDArray, positive: NDArray, weights: NDArray | None
+    scores: NDArray, positive: NDArray, problems: slice, weights: NDArray | None
 ) -> tuple[NDArray, NDArray, NDArray, NDArray]:
     """Sort each problem's scores and pool tied scores (de Leeuw's secondary method).
 
     Row ``i`` is a positive example of problem ``positive[i]`` (of none when that is
-    outside ``[0, G)``).  Returns the distinct scores of all problems (float64, problem
-    after problem, each run increasing), the total weight and positive weight at each, and
-    the run offsets.
+    outside ``problems``; ``scores`` holds the columns of ``problems``).  Returns the
+    distinct scores of all problems (in the scores' dtype, problem after problem, each run
+    increasing), the total weight and positive weight at each (float64), and the run
+    offsets.  The temporaries are at most about 32 bytes per score (it was 70 on 1M x 10
+    float32 probabilities): casts go into their float64 result and the arrays that are no
+    longer needed are dropped before the next is made.
     """
     n_samples, n_problems = scores.shape
     # One C-contiguous row per problem; adding 0 also turns -0.0 into +0.0.
     rows_by_problem = np.add(scores.T, scores.dtype.type(0), order="C")
-    if weights is None:
-        samples = np.flatnonzero((positive >= 0) & (positive < n_problems))
-        sorted_scores = rows_by_problem.reshape(-1)
-        targets = sort_rows_with_flags(
-            sorted_scores, rows_by_problem.shape, positive[samples] * n_samples + samples
-        )
-        changed = sorted_scores[1:] != sorted_scores[:-1]
-    else:
-        order = np.argsort(rows_by_problem, axis=1)
-        sorted_scores = np.take_along_axis(rows_by_problem, order, axis=1).reshape(-1)
-        is_positive = positive[order] == np.arange(n_problems)[:, None]
-        sorted_weights = weights[order].reshape(-1)
-        targets = np.where(is_positive.reshape(-1), sorted_weights, 0.0)
-        changed = sorted_scores[1:] != sorted_scores[:-1]
+    sorted_scores, targets, sorted_weights = _sorted_targets(
+        rows_by_problem, positive, problems, weights
+    )
+    del rows_by_problem  # (a view of it is the sorted scores without weights)
     size = n_samples * n_problems
     new_run = np.empty(size, dtype=bool)
-    new_run[0] = True
-    new_run[1:] = changed
+    np.not_equal(sorted_scores[1:], sorted_scores[:-1], out=new_run[1:])
     new_run[::n_samples] = True  # a problem never pools with the previous one
     starts = np.flatnonzero(new_run)
+    del new_run
+    positives = np.add.reduceat(targets, starts, dtype=np.float64)
+    del targets
+    distinct = sorted_scores[starts]
+    del sorted_scores
     if weights is None:
-        totals = np.diff(starts, append=size).astype(np.float64)
+        totals = np.empty(len(starts))
+        np.subtract(starts[1:], starts[:-1], out=totals[:-1])
+        totals[-1] = size - starts[-1]
     else:
         totals = np.add.reduceat(sorted_weights, starts)
-    positives = np.add.reduceat(targets, starts).astype(np.float64)
     offsets = np.searchsorted(starts, np.arange(n_problems + 1) * n_samples)
-    return sorted_scores[starts].astype(np.float64), totals, positives, offsets
+    return distinct, totals, positives, offsets
 
 
 def _isotonic_breakpoints(
@@ -181,23 +208,37 @@ def _isotonic_breakpoints(
     bounds the working memory at many classes for little extra time.
     """
     n_samples, n_problems = scores.shape
-    breakpoints, values, counts = [], [], [0]
+    breakpoints: list[NDArray] = []
+    values: list[NDArray] = []
     for chunk in row_blocks(n_problems, n_samples, SORT_CHUNK_ELEMENTS):
-        distinct, totals, positives, offsets = _pooled_ties(
-            scores[:, chunk], positive - chunk.start, weights
-        )
-        for start, stop in itertools.pairwise(offsets):
-            run = slice(start, stop)
-            result = isotonic_regression(positives[run] / totals[run], weights=totals[run])
-            blocks = result.blocks
-            # Within a block the fit is constant, so interpolating between the first and
-            # last score of every block reproduces interpolation over all distinct scores.
-            ends = np.stack([blocks[:-1], blocks[1:] - 1], axis=1).reshape(-1)
-            ends = ends[np.append(True, ends[1:] != ends[:-1])]
-            breakpoints.append(distinct[run][ends])
-            values.append(np.clip(result.x[ends], 0.0, 1.0))
-            counts.append(len(ends))
-    return np.concatenate(breakpoints), np.concatenate(values), np.cumsum(counts)
+        # A function per chunk, so that a chunk's arrays are freed before the next is made.
+        _chunk_breakpoints(scores[:, chunk], positive, chunk, weights, (breakpoints, values))
+    counts = np.cumsum([0] + [len(run) for run in breakpoints])
+    return np.concatenate(breakpoints), np.concatenate(values), counts
+
+
+def _chunk_breakpoints(
+    scores: NDArray,
+    positive: NDArray,
+    problems: slice,
+    weights: NDArray | None,
+    out: tuple[list[NDArray], list[NDArray]],
+) -> None:
+    """Append the breakpoints and values of each problem of a chunk to the lists ``out``."""
+    distinct, totals, positives, offsets = _pooled_ties(scores, positive, problems, weights)
+    for start, stop in itertools.pairwise(offsets):
+        run = slice(start, stop)
+        # The positive fraction overwrites the positive weight: no extra array.
+        fraction = np.divide(positives[run], totals[run], out=positives[run])
+        result = isotonic_regression(fraction, weights=totals[run])
+        blocks = result.blocks
+        # Within a block the fit is constant, so interpolating between the first and
+        # last score of every block reproduces interpolation over all distinct scores.
+        ends = np.stack([blocks[:-1], blocks[1:] - 1], axis=1).reshape(-1)
+        ends = ends[np.append(True, ends[1:] != ends[:-1])]
+        out[0].append(distinct[run][ends].astype(np.float64))
+        out[1].append(np.clip(result.x[ends], 0.0, 1.0))
+        del result, blocks  # before the next problem's regression, not after it
 
 
 def _isotonic_runs(name: str, state: dict[str, Any]) -> str | None:
