@@ -41,6 +41,7 @@ __all__ = [
     "check_prob",
     "check_sample_weight",
     "check_top_k",
+    "checks_after_values",
 ]
 
 # Largest |row sum - 1| accepted for probabilities stored at each precision.  A float32
@@ -221,6 +222,21 @@ def check_predictions(
     array, tolerance = _probability_rows(prob, logits, renormalize, "prob")
     pending = PendingPredictions(array, check_labels(labels, *array.shape), tolerance)
     return pending if defer_scan else pending.checked(top_label)
+
+
+def checks_after_values(checked: Predictions | Pairs | PendingPredictions, checks):
+    """``checks()`` (of the arguments after the predictions), once the predictions are known.
+
+    With :class:`PendingPredictions` the values of ``prob`` are checked later, in the pass
+    that uses them; if a check of another argument fails, they are checked first, so that a
+    bad value of ``prob`` is reported before it, as when every value was checked first.
+    """
+    try:
+        return checks()
+    except (TypeError, ValueError):
+        if isinstance(checked, PendingPredictions):
+            checked.scan()
+        raise
 
 
 def _refuse_one_column(prob: ArrayLike, logits: object) -> NDArray:

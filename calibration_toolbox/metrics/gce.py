@@ -538,15 +538,14 @@ def _checked_call(
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=top_label, defer_scan=True
     )
-    pending = isinstance(checked, iv.PendingPredictions)
-    try:
-        weights = iv.check_sample_weight(sample_weight, checked.n_samples)
-        gce_options = _GCEOptions.checked(checked.n_classes, **options)
-    except (TypeError, ValueError):
-        if pending:
-            checked.scan()  # a bad value of `prob` is reported first, as it is checked first
-        raise
-    if pending and not gce_options.bins_rows_as_checked:
+    weights, gce_options = iv.checks_after_values(
+        checked,
+        lambda: (
+            iv.check_sample_weight(sample_weight, checked.n_samples),
+            _GCEOptions.checked(checked.n_classes, **options),
+        ),
+    )
+    if isinstance(checked, iv.PendingPredictions) and not gce_options.bins_rows_as_checked:
         checked = checked.checked(top_label)
     return checked, weights, gce_options
 
