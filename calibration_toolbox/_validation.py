@@ -85,6 +85,14 @@ def _as_real_array(value: ArrayLike, name: str) -> NDArray:
     return array
 
 
+def _n_rows(predictions) -> int:
+    return predictions.prob.shape[0]
+
+
+def _n_columns(predictions) -> int:
+    return predictions.prob.shape[1]
+
+
 class Predictions(NamedTuple):
     """Validated predictions: what :func:`check_predictions` returns."""
 
@@ -95,15 +103,8 @@ class Predictions(NamedTuple):
     rows: RowSummary
     """The label's probability of each row, and the top label when it was asked for."""
 
-    @property
-    def n_samples(self) -> int:
-        """Number of rows N."""
-        return self.prob.shape[0]
-
-    @property
-    def n_classes(self) -> int:
-        """Number of classes K."""
-        return self.prob.shape[1]
+    n_samples = property(_n_rows, doc="Number of rows N.")
+    n_classes = property(_n_columns, doc="Number of classes K.")
 
 
 class PendingPredictions(NamedTuple):
@@ -121,20 +122,13 @@ class PendingPredictions(NamedTuple):
     tolerance: float
     """Largest ``|row sum - 1|`` accepted (``inf``: the rows were checked already)."""
 
-    @property
-    def n_samples(self) -> int:
-        """Number of rows N."""
-        return self.prob.shape[0]
-
-    @property
-    def n_classes(self) -> int:
-        """Number of classes K."""
-        return self.prob.shape[1]
+    n_samples = property(_n_rows, doc="Number of rows N.")
+    n_classes = property(_n_columns, doc="Number of classes K.")
 
     def scan(self, *, top_label: bool = False, **blocks: object) -> RowSummary:
         """Check the values, raising :func:`check_predictions`'s error for the first bad row.
 
-        ``blocks`` (``each_block``, ``block_elements``) are passed to
+        ``blocks`` (``each_block``, ``chunk_rows``, ``block_elements``) are passed to
         :func:`calibration_toolbox._rows.scan_rows`, which hands the checked rows over
         block by block; without them the summary of all the rows is returned.
         """

@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import (
     ALL_ENTRIES_BLOCK_ELEMENTS,
+    HAND_OVER_ROWS,
     RowSummary,
     block_rows,
     row_blocks,
@@ -642,7 +643,7 @@ def _top_label_equal_width(
             block = iv.Predictions(prob[rows], labels[rows], summary)
             add(rows, *_top_label_entries(block, options.class_conditional))
 
-        _scan_blocks(checked, add_block, top_label=True)
+        _scan_blocks(checked, add_block, top_label=True, chunk_rows=HAND_OVER_ROWS)
     return sums.totals()
 
 
@@ -910,9 +911,10 @@ class _AllEntrySums:
         self.score_sums += block_scores
         if self.column_totals_too:
             self._add_column_totals(block, row_weights, columns, block_weights)
-        labels, label_weights, label_scores = self.labels[rows], row_weights, summary.label_scores
+        labels, label_scores = self.labels[rows], summary.label_scores
+        # The label entries' classes are their groups; their targets are all 1 (not needed).
         labels, label_scores, _, label_weights = _kept_entries(
-            options.thresholding, labels, label_scores, label_scores, label_weights
+            options.thresholding, labels, label_scores, label_scores, row_weights
         )
         add_counts(self.label_counts, _cells(options, labels, label_scores), label_weights)
 

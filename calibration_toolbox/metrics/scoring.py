@@ -7,7 +7,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_expit, logsumexp
 
 from calibration_toolbox import _validation as iv
-from calibration_toolbox._rows import row_blocks
+from calibration_toolbox._rows import HAND_OVER_ROWS, row_blocks
 from calibration_toolbox.scores import Scores
 
 __all__ = ["brier_score", "negative_log_likelihood"]
@@ -100,13 +100,16 @@ def _brier_terms(block: NDArray, label_scores: NDArray) -> NDArray:
     return np.einsum("ij,ij->i", wide, wide) - 2 * label_scores.astype(np.float64) + 1
 
 
-def _row_mean(checked: iv.PendingPredictions, weights: NDArray | None, row_terms) -> float:
+def _row_mean(
+    checked: iv.PendingPredictions, weights: NDArray | None, row_terms, chunk_rows: int = 0
+) -> float:
     """Weighted mean of ``row_terms(block, label_scores)`` over the rows of ``checked``.
 
-    The rows are checked and summed row block by row block (memory does not grow with N:
-    the per-row terms were N-sized float64 arrays, 0.7x a float32 input for the Brier
-    score); block sums added one after the other equal NumPy's pairwise sum of all the
-    terms to about 1e-16.
+    The rows are checked and summed row block by row block, or ``chunk_rows`` rows at a
+    time for terms of the label scores alone (memory does not grow with N: the per-row
+    terms were N-sized float64 arrays, 0.7x a float32 input for the Brier score); block
+    sums added one after the other equal NumPy's pairwise sum of all the terms to about
+    1e-16.
     """
     total = np.zeros(1)
 
@@ -114,7 +117,7 @@ def _row_mean(checked: iv.PendingPredictions, weights: NDArray | None, row_terms
         terms = row_terms(checked.prob[rows], summary.label_scores)
         total[0] += _weighted_sum(terms, None if weights is None else weights[rows])
 
-    checked.scan(each_block=add)
+    checked.scan(each_block=add, chunk_rows=chunk_rows)
     return float(total[0] / (checked.n_samples if weights is None else weights.sum()))
 
 
@@ -199,11 +202,12 @@ def negative_log_likelihood(
         checked, lambda: iv.check_sample_weight(sample_weight, checked.n_samples)
     )
 
-    def losses(block: NDArray, label_scores: NDArray) -> NDArray:
+    def losses(rows: NDArray, label_scores: NDArray) -> NDArray:
         with np.errstate(divide="ignore"):
             return -np.log(np.maximum(label_scores.astype(np.float64), eps))
 
-    return _row_mean(checked, weights, losses)
+    # Handing 131-row blocks over one by one at K = 1,000 cost 12% (18 ms against 16 ms).
+    return _row_mean(checked, weights, losses, chunk_rows=HAND_OVER_ROWS)
 
 
 def _pair_losses(pairs: iv.Pairs, eps: float) -> NDArray:
