@@ -26,6 +26,7 @@ from calibration_toolbox.scores import Scores
 __all__ = [
     "NotFittedError",
     "Pairs",
+    "PendingPredictions",
     "Predictions",
     "check_bins",
     "check_choice",
@@ -40,6 +41,7 @@ __all__ = [
     "check_prob",
     "check_sample_weight",
     "check_top_k",
+    "checks_after_values",
 ]
 
 # Largest |row sum - 1| accepted for probabilities stored at each precision.  A float32
@@ -83,6 +85,14 @@ def _as_real_array(value: ArrayLike, name: str) -> NDArray:
     return array
 
 
+def _n_rows(predictions) -> int:
+    return predictions.prob.shape[0]
+
+
+def _n_columns(predictions) -> int:
+    return predictions.prob.shape[1]
+
+
 class Predictions(NamedTuple):
     """Validated predictions: what :func:`check_predictions` returns."""
 
@@ -93,15 +103,42 @@ class Predictions(NamedTuple):
     rows: RowSummary
     """The label's probability of each row, and the top label when it was asked for."""
 
-    @property
-    def n_samples(self) -> int:
-        """Number of rows N."""
-        return self.prob.shape[0]
+    n_samples = property(_n_rows, doc="Number of rows N.")
+    n_classes = property(_n_columns, doc="Number of classes K.")
 
-    @property
-    def n_classes(self) -> int:
-        """Number of classes K."""
-        return self.prob.shape[1]
+
+class PendingPredictions(NamedTuple):
+    """Predictions whose shape and labels are checked, and whose values are still to be.
+
+    What :func:`check_predictions` returns with ``defer_scan=True``: the values are checked
+    by :meth:`scan`, in a pass that can use each row block as it goes (the equal-width
+    tables bin the rows as they are checked, in memory that does not grow with N).
+    """
+
+    prob: NDArray
+    """float32 or float64 ``(N, K)`` probabilities, their values not checked yet."""
+    labels: NDArray
+    """``intp`` labels in ``[0, K)``."""
+    tolerance: float
+    """Largest ``|row sum - 1|`` accepted (``inf``: the rows were checked already)."""
+
+    n_samples = property(_n_rows, doc="Number of rows N.")
+    n_classes = property(_n_columns, doc="Number of classes K.")
+
+    def scan(self, *, top_label: bool = False, **blocks: object) -> RowSummary:
+        """Check the values, raising :func:`check_predictions`'s error for the first bad row.
+
+        ``blocks`` (``each_block``, ``chunk_rows``, ``block_elements``) are passed to
+        :func:`calibration_toolbox._rows.scan_rows`, which hands the checked rows over
+        block by block; without them the summary of all the rows is returned.
+        """
+        return _scanned_rows(
+            self.prob, "prob", self.tolerance, labels=self.labels, top_label=top_label, **blocks
+        )
+
+    def checked(self, top_label: bool = False) -> Predictions:
+        """The checked :class:`Predictions`, with the top label when asked for."""
+        return Predictions(self.prob, self.labels, self.scan(top_label=top_label))
 
 
 class Pairs(NamedTuple):
@@ -157,7 +194,8 @@ def check_predictions(
     logits: bool = False,
     renormalize: bool = False,
     top_label: bool = False,
-) -> Predictions | Pairs:
+    defer_scan: bool = False,
+) -> Predictions | Pairs | PendingPredictions:
     """Validate ``prob`` (as :func:`check_prob`) and ``labels`` (as :func:`check_labels`).
 
     With ``renormalize=True`` each row of probabilities in [0, 1] is divided by its sum
@@ -168,16 +206,31 @@ def check_predictions(
     ``top_label=True`` is for the top-label measures, for which a 1-D (or one-column)
     ``prob`` is ambiguous: it is refused, with the two explicit forms in the message.
     ``prob`` wrapped in :class:`~calibration_toolbox.Scores` is checked as (score, target)
-    pairs and returned as :class:`Pairs`.
+    pairs and returned as :class:`Pairs`.  With ``defer_scan=True`` the values of
+    probabilities are not checked yet: :class:`PendingPredictions` checks them when scanned.
     """
     if isinstance(prob, Scores):
         return _checked_pairs(prob, labels, logits, renormalize)
     if top_label:
         prob = _refuse_one_column(prob, logits)
     array, tolerance = _probability_rows(prob, logits, renormalize, "prob")
-    labels = check_labels(labels, *array.shape)
-    rows = _scanned_rows(array, "prob", tolerance, labels=labels, top_label=top_label)
-    return Predictions(array, labels, rows)
+    pending = PendingPredictions(array, check_labels(labels, *array.shape), tolerance)
+    return pending if defer_scan else pending.checked(top_label)
+
+
+def checks_after_values(checked: Predictions | Pairs | PendingPredictions, checks):
+    """``checks()`` (of the arguments after the predictions), once the predictions are known.
+
+    With :class:`PendingPredictions` the values of ``prob`` are checked later, in the pass
+    that uses them; if a check of another argument fails, they are checked first, so that a
+    bad value of ``prob`` is reported before it, as when every value was checked first.
+    """
+    try:
+        return checks()
+    except (TypeError, ValueError):
+        if isinstance(checked, PendingPredictions):
+            checked.scan()
+        raise
 
 
 def _refuse_one_column(prob: ArrayLike, logits: object) -> NDArray:
@@ -242,9 +295,10 @@ def _scanned_rows(
     *,
     labels: NDArray | None = None,
     top_label: bool = False,
+    **blocks: object,
 ) -> RowSummary:
     """The row summary of valid probabilities; the error for the first invalid row."""
-    summary, problem = scan_rows(array, tolerance, labels=labels, top_label=top_label)
+    summary, problem = scan_rows(array, tolerance, labels=labels, top_label=top_label, **blocks)
     if problem is None:
         return summary
     if problem.out_of_range:

@@ -7,18 +7,24 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_expit, logsumexp
 
 from calibration_toolbox import _validation as iv
-from calibration_toolbox._rows import row_blocks
+from calibration_toolbox._rows import HAND_OVER_ROWS, row_blocks
 from calibration_toolbox.scores import Scores
 
 __all__ = ["brier_score", "negative_log_likelihood"]
 
 
 def _weighted_mean(values: NDArray, weights: NDArray | None) -> float:
+    return float(
+        _weighted_sum(values, weights) / (len(values) if weights is None else weights.sum())
+    )
+
+
+def _weighted_sum(values: NDArray, weights: NDArray | None) -> float:
     if weights is None:
-        return float(np.mean(values))
+        return values.sum()
     # Rows of weight 0 are absent: an infinite loss there must not become 0 * inf = NaN.
     positive = weights > 0
-    return float(np.dot(weights[positive], values[positive]) / weights.sum())
+    return np.dot(weights[positive], values[positive])
 
 
 def brier_score(
@@ -75,19 +81,44 @@ def brier_score(
     >>> round(brier_score(Scores([0.1, 0.4]), [0, 1]), 6)  # sklearn's brier_score_loss
     0.185
     """
-    checked = iv.check_predictions(prob, labels, logits=logits, renormalize=renormalize)
-    weights = iv.check_sample_weight(sample_weight, checked.n_samples)
+    checked = iv.check_predictions(
+        prob, labels, logits=logits, renormalize=renormalize, defer_scan=True
+    )
+    weights = iv.checks_after_values(
+        checked, lambda: iv.check_sample_weight(sample_weight, checked.n_samples)
+    )
     if isinstance(checked, iv.Pairs):
         errors = checked.scores.astype(np.float64)
         errors -= checked.targets
         return _weighted_mean(errors * errors, weights)
-    prob, labels, rows_summary = checked
-    # sum_k (p_k - y_k)^2 = sum_k p_k^2 - 2 p_label + 1, in float64 row blocks.
-    squares = np.empty(len(prob))
-    for rows in row_blocks(*prob.shape):
-        block = prob[rows].astype(np.float64)
-        squares[rows] = np.einsum("ij,ij->i", block, block)
-    return _weighted_mean(squares - 2 * rows_summary.label_scores.astype(np.float64) + 1, weights)
+    return _row_mean(checked, weights, _brier_terms)
+
+
+def _brier_terms(block: NDArray, label_scores: NDArray) -> NDArray:
+    """``sum_k (p_k - y_k)^2 = sum_k p_k^2 - 2 p_label + 1`` of each row, in float64."""
+    wide = block.astype(np.float64)
+    return np.einsum("ij,ij->i", wide, wide) - 2 * label_scores.astype(np.float64) + 1
+
+
+def _row_mean(
+    checked: iv.PendingPredictions, weights: NDArray | None, row_terms, chunk_rows: int = 0
+) -> float:
+    """Weighted mean of ``row_terms(block, label_scores)`` over the rows of ``checked``.
+
+    The rows are checked and summed row block by row block, or ``chunk_rows`` rows at a
+    time for terms of the label scores alone (memory does not grow with N: the per-row
+    terms were N-sized float64 arrays, 0.7x a float32 input for the Brier score); block
+    sums added one after the other equal NumPy's pairwise sum of all the terms to about
+    1e-16.
+    """
+    total = np.zeros(1)
+
+    def add(rows: slice, summary) -> None:
+        terms = row_terms(checked.prob[rows], summary.label_scores)
+        total[0] += _weighted_sum(terms, None if weights is None else weights[rows])
+
+    checked.scan(each_block=add, chunk_rows=chunk_rows)
+    return float(total[0] / (checked.n_samples if weights is None else weights.sum()))
 
 
 def negative_log_likelihood(
@@ -166,11 +197,17 @@ def negative_log_likelihood(
             losses[rows] = logsumexp(scores[rows].astype(np.float64), axis=1)
         losses -= scores[np.arange(len(scores)), labels]
         return _weighted_mean(losses, weights)
-    prob, labels, rows_summary = iv.check_predictions(prob, labels, renormalize=renormalize)
-    weights = iv.check_sample_weight(sample_weight, len(prob))
-    label_prob = np.maximum(rows_summary.label_scores.astype(np.float64), eps)
-    with np.errstate(divide="ignore"):
-        return _weighted_mean(-np.log(label_prob), weights)
+    checked = iv.check_predictions(prob, labels, renormalize=renormalize, defer_scan=True)
+    weights = iv.checks_after_values(
+        checked, lambda: iv.check_sample_weight(sample_weight, checked.n_samples)
+    )
+
+    def losses(rows: NDArray, label_scores: NDArray) -> NDArray:
+        with np.errstate(divide="ignore"):
+            return -np.log(np.maximum(label_scores.astype(np.float64), eps))
+
+    # Handing 131-row blocks over one by one at K = 1,000 cost 12% (18 ms against 16 ms).
+    return _row_mean(checked, weights, losses, chunk_rows=HAND_OVER_ROWS)
 
 
 def _pair_losses(pairs: iv.Pairs, eps: float) -> NDArray:
