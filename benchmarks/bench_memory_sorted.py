@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 
@@ -72,7 +73,12 @@ def traced_peak(function) -> int:
 
 
 def rss_rise(n_samples: int, call: str) -> int:
+    import calibration_toolbox
+
     code = CHILD.format(setup=SETUP, n=n_samples, call=call)
+    # ``python -c`` puts its working directory first on sys.path: run it where this
+    # process's package lives, so that both measure the same code.
+    root = Path(calibration_toolbox.__file__).resolve().parents[1]
     # A process's ru_maxrss starts from the peak of the process that exec'd it, so the
     # child is started by a bare Python launcher, not by this (large) process.
     result = subprocess.run(
@@ -81,6 +87,7 @@ def rss_rise(n_samples: int, call: str) -> int:
         text=True,
         check=True,
         env=os.environ,
+        cwd=root,
     )
     return int(result.stdout.strip())
 
