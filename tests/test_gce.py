@@ -113,6 +113,22 @@ def test_hand_computed_equal_mass_edges():
     assert_array_equal(table.target_sums, [[1, 2], [1, 1]])
 
 
+def test_equal_mass_class_with_no_entry_above_the_threshold_has_empty_bins():
+    # class 1 keeps none of .05 .1 .2 above 0.3: its bins hold nothing (they were runs of
+    # the dropped entries between linspace edges: counts -2, 1, 1 and a phantom target)
+    prob = np.array([[0.95, 0.05], [0.9, 0.1], [0.8, 0.2]])
+    labels = np.array([0, 1, 0])
+    kwargs = dict(bins=15, adaptive_bins=True, top_k_classes="all", thresholding=0.3)
+    table = calibration_table(prob, labels, **kwargs)
+    for sums in (table.counts, table.score_sums, table.target_sums):
+        assert_array_equal(sums[1], np.zeros(15))
+    assert_array_equal(table.counts[0].sum(), 3)
+    weighted = calibration_table(prob, labels, sample_weight=np.ones(3), **kwargs)
+    assert_array_equal(table.counts, weighted.counts)
+    assert_array_equal(table.target_sums, weighted.target_sums)
+    assert_allclose(table.score_sums, weighted.score_sums, rtol=1e-15)
+
+
 def test_one_point_zero_goes_to_the_last_bin_and_zero_to_the_first():
     prob = np.array([[1.0, 0.0], [0.0, 1.0]])
     table = calibration_table(prob, [0, 0], bins=3, top_k_classes="all")
