@@ -192,3 +192,23 @@ def test_fit_memory_is_row_blocks_not_copies(n_samples, n_classes):
         finally:
             tracemalloc.stop()
         assert peak < 0.4 * logits.nbytes
+
+
+def test_uninformative_logits_converge_to_a_large_temperature():
+    # 1M x 10 logits that carry no information: the optimum is a large T, where f'(beta)
+    # is a small difference of terms of order 1. Summing the margin terms over all rows
+    # apart from the rest left f' too noisy for the Newton polish (RuntimeError).
+    logits = np.random.default_rng(0).normal(size=(1_000_000, 10)).astype(np.float32)
+    labels = np.random.default_rng(1).integers(0, 10, 1_000_000)
+    scaler = TemperatureScaling().fit(logits, labels)
+    wide = logits.astype(np.float64)
+
+    def derivative(beta):
+        log_p = log_softmax(beta * wide, axis=1)
+        p = np.exp(log_p)
+        expected = np.einsum("ij,ij->i", p, wide)
+        return float(np.mean(expected - wide[np.arange(len(labels)), labels]))
+
+    beta = 1 / scaler.temperature_
+    assert 1_000 < scaler.temperature_ < 1e4
+    assert abs(derivative(beta)) < 1e-12

@@ -38,13 +38,11 @@ class _TemperatureNLL:
     so that ``beta * (z - c) <= 0`` never overflows), ``d = z - c`` and
     ``m = c - z_label``, the loss of a row is ``log sum_k exp(beta d_k) + beta m``; its
     derivative is ``E[d] + m`` and its second derivative ``Var[d] >= 0`` under
-    ``softmax(beta z)``: the loss is convex in ``beta``.  The margin terms are linear in
-    ``beta``, so their weighted sum ``M = sum_i w_i m_i`` is taken once per shift
-    (:meth:`margin_sum`), and a pass over the logits only sums ``log sum_k exp(beta d_k)``,
-    ``E[d]`` and ``Var[d]``:
-
-    .. math:: f(\beta) = (L + \beta M) / W, \quad f'(\beta) = (D + M) / W,
-       \quad f''(\beta) = V / W.
+    ``softmax(beta z)``: the loss is convex in ``beta``.  Each row's margin is added to its
+    own terms before the rows are summed: near the optimum ``E[d] + m`` is a small
+    difference of two terms of order 1, and summing the two over all rows separately first
+    left ``f'`` with a rounding error larger than the Newton polish's tolerance (a
+    1M x 10 fit on logits that carry no information then failed to converge).
 
     Each pass goes through the logits in float64 row blocks, recomputing each block's
     shift while it is in cache, and adds the block's weighted sums: the working memory is
@@ -60,7 +58,6 @@ class _TemperatureNLL:
         self.weights = weights
         self.total_weight = float(len(labels) if weights is None else weights.sum())
         self.passes = 0
-        self._margin_sums: dict[bool, float] = {}
         self._cache: dict[float, tuple[float, float, float]] = {}
         n_samples, n_classes = logits.shape
         # For small K a block is processed transposed, (K, rows), so that the sums over the
@@ -100,16 +97,6 @@ class _TemperatureNLL:
         label_logits = self.logits[rows][self._within_block[:width], self.labels[rows]]
         return shift - label_logits
 
-    def margin_sum(self, positive: bool) -> float:
-        """``M = sum_i w_i m_i`` for the row maximum (``positive``) or minimum, once each."""
-        if positive not in self._margin_sums:
-            total = 0.0
-            for rows in row_blocks(*self.logits.shape):
-                _, shift = self._shifted(rows, positive)
-                total += float(self._sum(self._margins(rows, shift)[None], rows)[0])
-            self._margin_sums[positive] = total
-        return self._margin_sums[positive]
-
     def ranks_every_label_first(self) -> bool:
         """Whether every row of positive weight has its label's logit as the row maximum."""
         for rows in row_blocks(*self.logits.shape):
@@ -124,12 +111,11 @@ class _TemperatureNLL:
     def __call__(self, beta: float) -> tuple[float, float, float]:
         if beta in self._cache:  # the optimisers ask for f, f' and f'' at the same points
             return self._cache[beta]
-        margin_sum = self.margin_sum(beta >= 0)
         self.passes += 1
         sums = np.zeros(3)
         terms = np.empty((3, self._d.shape[1 - self.class_axis]))
         for rows in row_blocks(*self.logits.shape):
-            d, _ = self._shifted(rows, beta >= 0)
+            d, shift = self._shifted(rows, beta >= 0)
             e = self._e[: d.shape[0], : d.shape[1]]
             np.multiply(d, beta, out=e)
             np.exp(e, out=e)
@@ -142,11 +128,14 @@ class _TemperatureNLL:
             np.log(s0, out=loss)
             np.divide(s1, s0, out=mean_d)
             np.subtract(s2 / s0, mean_d**2, out=var_d)
+            margins = self._margins(rows, shift)
+            loss += beta * margins
+            mean_d += margins
             sums += self._sum(terms[:, : len(s0)], rows)
         loss_sum, mean_sum, var_sum = sums
         values = (
-            (loss_sum + beta * margin_sum) / self.total_weight,
-            (mean_sum + margin_sum) / self.total_weight,
+            loss_sum / self.total_weight,
+            mean_sum / self.total_weight,
             var_sum / self.total_weight,
         )
         self._cache[beta] = values
