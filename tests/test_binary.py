@@ -11,18 +11,14 @@ import numpy as np
 import pytest
 from conftest import REAL_FILES, load_real
 from numpy.testing import assert_allclose, assert_array_equal
-from scipy.optimize import check_grad
-from scipy.special import expit, logit, softmax
+from scipy.optimize import check_grad, minimize
+from scipy.special import expit, log_expit, logit, softmax
 
 from calibration_toolbox import ECE, negative_log_likelihood
 from calibration_toolbox.recalibration.binary import (
     BETA_EPS,
     BetaCalibration,
     PlattScaling,
-    _fit_logistic,
-    _Rows,
-    _standardisation,
-    _WeightedLogisticLoss,
 )
 
 
@@ -268,62 +264,132 @@ def fit_quietly(estimator, X, y, sample_weight=None):
         return estimator.fit(X, y, sample_weight)
 
 
-# -- the objective ----------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "design", ["platt-soft", "platt-hard", "beta-abm", "beta-ab", "beta-am", "constant"]
-)
-def test_objective_gradient_and_hessian(design):
-    rng = np.random.default_rng(3)
-    n = 300
-    labels = rng.integers(0, 2, n)
-    weights = rng.uniform(0.1, 3.0, n)
-    s = rng.uniform(0.01, 0.99, n)
-    ln = np.stack([np.log(s), -np.log1p(-s)], axis=1)
-    targets = (1.0, 0.0)
-    fit_intercept = True
-    if design == "platt-soft":
-        features = 3 * rng.normal(size=(n, 1))
-        targets = (0.9, 0.05)
-    elif design == "platt-hard":
-        features = 3 * rng.normal(size=(n, 1))
-    elif design == "beta-abm":
-        features = ln
-    elif design == "beta-ab":
-        features, fit_intercept = ln + np.log(2) * np.array([1, -1]), False
-    elif design == "beta-am":
-        features = ln.sum(axis=1, keepdims=True)
+# -- the objective, written out from the documented models --------------------------------
+def logistic_nll(theta, design, targets, weights):
+    """Weighted mean cross-entropy of sigmoid(design @ theta) against the targets, gradient."""
+    eta = design @ theta
+    v = weights / weights.sum()
+    loss = -v @ (targets * log_expit(eta) + (1 - targets) * log_expit(-eta))
+    return float(loss), design.T @ (v * (expit(eta) - targets))
+
+
+def written_out_model(estimator, X, labels, weights, model=0):
+    """Design, fitted parameters, targets and lower bounds of one model, as documented.
+
+    Platt: sigmoid(a s + b) on s (smoothed targets (N+ + 1) / (N+ + 2) and 1 / (N- + 2)
+    with weighted counts, else the labels).  Beta: sigmoid(a ln s - b ln(1 - s) + c) with
+    s clipped to [BETA_EPS, 1 - BETA_EPS] and a, b >= 0; 'ab' has c = (a - b) ln 2, 'am' has
+    a = b.  Model ``model`` of a one-vs-rest fit reads column ``model`` and labels y == model.
+    """
+    s = np.asarray(X, dtype=np.float64)
+    s = s if s.ndim == 1 else s[:, model]
+    positive = labels == (1 if np.asarray(X).ndim == 1 else model)
+    a, c = estimator.coef_[model], estimator.intercept_[model]
+    if isinstance(estimator, PlattScaling):
+        design, theta, lower = np.column_stack([s, np.ones_like(s)]), np.array([a[0], c]), None
+        targets = positive.astype(float)
+        if estimator.smoothed_targets:
+            n_pos, n_neg = weights[positive].sum(), weights[~positive].sum()
+            targets = np.where(positive, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+        return design, theta, targets, lower
+    s = np.clip(s, BETA_EPS, 1 - BETA_EPS)
+    ln_s, ln_1ms, ones = np.log(s), -np.log1p(-s), np.ones_like(s)
+    if estimator.parameters == "abm":
+        design, theta, lower = np.column_stack([ln_s, ln_1ms, ones]), np.append(a, c), [0, 0]
+    elif estimator.parameters == "ab":
+        assert_allclose(c, (a[0] - a[1]) * np.log(2), rtol=1e-15, atol=1e-300)
+        design = np.column_stack([ln_s + np.log(2), ln_1ms - np.log(2)])
+        theta, lower = a.copy(), [0, 0]
     else:
-        features = np.full((n, 2), 0.7)
-    rows = _Rows.from_arrays(features, labels == 1, targets, weights)
-    standard = _standardisation(rows, fit_intercept)
-    loss = _WeightedLogisticLoss(rows, standard.centre, standard.scale, fit_intercept)
-    n_params = features.shape[1] + fit_intercept
-    for point in rng.normal(size=(3, n_params)):
-        gradient = loss(point)[1]
-        error = check_grad(lambda p: loss(p)[0], lambda p: loss(p)[1], point)
+        assert a[0] == a[1]
+        design, theta, lower = np.column_stack([ln_s + ln_1ms, ones]), np.array([a[0], c]), [0]
+    lower = np.append(lower, np.full(len(theta) - len(lower), -np.inf))
+    return design, theta, positive.astype(float), lower
+
+
+def assert_optimal(design, theta, targets, weights, lower, atol):
+    """KKT of the written-out loss at theta, and no independent scipy fit does better."""
+    loss, gradient = logistic_nll(theta, design, targets, weights)
+    # Relative to each column's size (mean x_j^2 ** 0.5), the gradient vanishes on the free
+    # coordinates and points into the feasible set at an active bound.
+    scaled = gradient / np.sqrt(np.mean(design**2, axis=0))
+    at_bound = np.zeros(len(theta), dtype=bool) if lower is None else theta <= lower
+    assert_allclose(scaled[~at_bound], 0, atol=atol)
+    assert (scaled[at_bound] >= -atol).all()
+    bounds = None if lower is None else [(low, None) for low in lower]
+    independent = minimize(
+        logistic_nll,
+        np.zeros(len(theta)),
+        args=(design, targets, weights),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds,
+        options={"ftol": 0, "gtol": 1e-13, "maxiter": 10_000},
+    )
+    assert loss <= independent.fun + 1e-12 * abs(independent.fun)
+
+
+def test_written_out_gradient_matches_finite_differences():
+    # Self-check of the test's own objective, which the checks below rely on.
+    rng = np.random.default_rng(3)
+    design = np.column_stack([3 * rng.normal(size=(300, 2)), np.ones(300)])
+    targets = np.where(rng.integers(0, 2, 300) == 1, 0.9, 0.05)
+    weights = rng.uniform(0.1, 3.0, 300)
+    for point in rng.normal(size=(3, 3)):
+        gradient = logistic_nll(point, design, targets, weights)[1]
+        error = check_grad(
+            lambda p: logistic_nll(p, design, targets, weights)[0],
+            lambda p: logistic_nll(p, design, targets, weights)[1],
+            point,
+        )
         assert error <= 1e-6 * max(1.0, np.linalg.norm(gradient))
-        hessian = loss.hessian(point)
-        assert_allclose(hessian, hessian.T, rtol=0, atol=1e-14)
-        for row in range(n_params):
-            error = check_grad(
-                lambda p, row=row: loss(p)[1][row],
-                lambda p, row=row: loss.hessian(p)[row],
-                point,
-            )
-            assert error <= 1e-6 * max(1.0, np.linalg.norm(hessian[row]))
 
 
-def test_fit_logistic_reaches_a_stationary_point():
+def objective_problem(problem):
+    """Scores, labels and weights: random labels (a flat fit), beta problems, a constant."""
+    rng = np.random.default_rng(3)
+    weights = rng.uniform(0.1, 3.0, 300)
+    if problem == "random":
+        return rng.uniform(0.01, 0.99, 300), rng.integers(0, 2, 300), weights
+    if problem == "constant":
+        return np.full(300, 0.7), rng.integers(0, 2, 300), weights
+    score, labels = beta_problem(2, 300, **BETA_PROBLEMS[problem])
+    return score, labels, weights
+
+
+@pytest.mark.parametrize("problem", ["random", "constant", "beta_pos", "beta_neg_b"])
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_fit_is_the_optimum_of_the_documented_objective(name, problem):
+    score, labels, weights = objective_problem(problem)
+    estimator = ESTIMATORS[name]()
+    X = 3 * logit(score) if isinstance(estimator, PlattScaling) and name != "platt-prob" else score
+    estimator.fit(X, labels, weights)
+    design, theta, targets, lower = written_out_model(estimator, X, labels, weights)
+    # The documented parameterisation is the one predict_proba uses.
+    assert_allclose(estimator.predict_proba(X)[:, 1], expit(design @ theta), rtol=1e-12)
+    assert_optimal(design, theta, targets, weights, lower, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_one_vs_rest_models_are_optima_of_the_documented_objective(name):
+    logits, labels, weights = multiclass_problem(1, 300, 4)
+    estimator = ESTIMATORS[name]()
+    X = inputs_for(estimator, logits)
+    estimator.fit(X, labels, weights)
+    for model in range(4):
+        design, theta, targets, lower = written_out_model(estimator, X, labels, weights, model)
+        assert_optimal(design, theta, targets, weights, lower, atol=1e-12)
+
+
+@pytest.mark.parametrize(("scale", "offset", "slope"), [(1e4, 5e3, 2e-4), (1e-3, 0.0, 300.0)])
+def test_badly_scaled_scores_reach_a_stationary_point(scale, offset, slope):
     rng = np.random.default_rng(4)
-    features = rng.normal(size=(400, 2)) * [1e4, 1e-3] + [5e3, 0]
-    labels = (rng.random(400) < expit(features @ [2e-4, 300.0] - 1)).astype(float)
-    rows = _Rows.from_arrays(features, labels == 1, (1.0, 0.0))
-    fit = _fit_logistic(rows, fit_intercept=True, nonnegative=False)
-    gradient = _WeightedLogisticLoss(rows)(np.append(fit.coef, fit.intercept))[1]
-    # Relative to each feature's size (mean x_j^2 ** 0.5), the gradient vanishes.
-    scale = np.append(np.sqrt(np.mean(features**2, axis=0)), 1.0)
-    assert_allclose(gradient / scale, 0, atol=1e-14)
-    assert not fit.at_infinity
+    score = rng.normal(size=400) * scale + offset
+    labels = (rng.random(400) < expit(score * slope - 1)).astype(np.int64)
+    platt = PlattScaling(smoothed_targets=False).fit(score, labels)  # no warning: finite
+    weights = np.ones(400)
+    design, theta, targets, _ = written_out_model(platt, score, labels, weights)
+    assert_optimal(design, theta, targets, weights, None, atol=1e-14)
 
 
 # -- references ----------------------------------------------------------------------------
@@ -501,10 +567,11 @@ def test_smoothed_platt_is_finite_on_a_separable_set_without_warning(input):
     score, labels = separable_binary()
     X = logit(score) if input == "logits" else score
     platt = PlattScaling(input=input).fit(X, labels)  # filterwarnings=error: no warning
-    # An interior optimum: the gradient of the smoothed-target loss vanishes there.
-    loss = _WeightedLogisticLoss(_Rows.from_arrays(X[:, None], labels == 1, (5 / 6, 1 / 6)))
-    gradient = loss(np.append(platt.coef_[0], platt.intercept_))[1]
-    assert_allclose(gradient, 0, atol=1e-12)
+    # An interior optimum: the gradient of the smoothed-target loss (5/6, 1/6) vanishes there.
+    weights = np.ones(len(labels))
+    design, theta, targets, _ = written_out_model(platt, X, labels, weights)
+    assert_allclose(targets, np.where(labels == 1, 5 / 6, 1 / 6), rtol=1e-15)
+    assert_allclose(logistic_nll(theta, design, targets, weights)[1], 0, atol=1e-12)
     proba = platt.predict_proba(X)[:, 1]
     assert 0.02 < proba.min() < 0.2 and 0.8 < proba.max() < 0.98
 

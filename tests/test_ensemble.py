@@ -9,16 +9,12 @@ import numpy as np
 import pytest
 from conftest import load_real
 from numpy.testing import assert_allclose, assert_array_equal
-from scipy.optimize import OptimizeResult, check_grad
+from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, check_grad, minimize
 from scipy.special import log_softmax, logsumexp, softmax
 
 from calibration_toolbox import ECE, negative_log_likelihood
 from calibration_toolbox.recalibration import ensemble
-from calibration_toolbox.recalibration.ensemble import (
-    EnsembleTemperatureScaling,
-    _label_log_probs,
-    _MixtureWeightNLL,
-)
+from calibration_toolbox.recalibration.ensemble import EnsembleTemperatureScaling
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 
 
@@ -46,46 +42,108 @@ def assert_normalised(prob):
     assert_allclose(prob.sum(axis=1), 1.0, rtol=0, atol=1e-12)
 
 
-# -- the weight objective ------------------------------------------------------------------
-def log_components(logits, labels, temperature):
-    scaled, plain = _label_log_probs(logits, labels, temperature)
-    return np.stack([scaled, plain, np.full(len(labels), -np.log(logits.shape[1]))], axis=1)
+# -- the weight objective, written out independently --------------------------------------
+def label_components(logits, labels, temperature):
+    """Per row, the probability of the label under each term of the mixture (N, 3)."""
+    rows = np.arange(len(labels))
+    return np.stack(
+        [
+            softmax(logits / temperature, axis=1)[rows, labels],
+            softmax(logits, axis=1)[rows, labels],
+            np.full(len(labels), 1 / logits.shape[1]),
+        ],
+        axis=1,
+    )
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize(
-    "mixing", [[1 / 3, 1 / 3, 1 / 3], [0.7, 0.2, 0.1], [0.02, 0.9, 0.08], [0.5, 1.2, 0.3]]
-)
-def test_weight_objective_gradient(rng, weighted, mixing):
+def mixture_nll_and_gradient(mixing, components, sample_weight=None):
+    """-sum_i v_i log(sum_j w_j a_ij) and its gradient -sum_i v_i a_ij / sum_l w_l a_il."""
+    mixture = components @ mixing
+    v = np.full(len(components), 1 / len(components))
+    if sample_weight is not None:
+        v = sample_weight / sample_weight.sum()
+    return -float(v @ np.log(mixture)), -(v / mixture) @ components
+
+
+def test_written_out_gradient_matches_finite_differences(rng):
+    # Self-check of the test's own objective, which the checks below rely on.
     logits, labels = overconfident_logits(rng, n_samples=300)
-    sample_weight = rng.random(300) if weighted else None
-    objective = _MixtureWeightNLL(log_components(logits, labels, 2.0), sample_weight)
-    mixing = np.array(mixing)
-    error = check_grad(lambda w: objective(w)[0], lambda w: objective(w)[1], mixing)
-    assert error < 1e-6 * max(1.0, np.linalg.norm(objective(mixing)[1]))
-    # The loss is the NLL of the mixture written out directly (on the simplex).
-    if np.isclose(mixing.sum(), 1):
-        expected = mixture_nll(logits, labels, 2.0, mixing, sample_weight)
-        assert_allclose(objective(mixing)[0], expected, rtol=1e-12)
+    components = label_components(logits, labels, 2.0)
+    sample_weight = rng.random(300)
+    for mixing in ([1 / 3, 1 / 3, 1 / 3], [0.7, 0.2, 0.1], [0.5, 1.2, 0.3]):
+        mixing = np.array(mixing)
+        gradient = mixture_nll_and_gradient(mixing, components, sample_weight)[1]
+        error = check_grad(
+            lambda w: mixture_nll_and_gradient(w, components, sample_weight)[0],
+            lambda w: mixture_nll_and_gradient(w, components, sample_weight)[1],
+            mixing,
+        )
+        assert error < 1e-6 * max(1.0, np.linalg.norm(gradient))
 
 
-def test_label_log_probs_match_log_softmax(rng):
-    logits, labels = overconfident_logits(rng, n_samples=200, n_classes=7)
-    scaled, plain = _label_log_probs(logits, labels, 0.3)
-    rows = np.arange(200)
-    # Near 0 both lose relative precision (log of a sum close to 1): atol of a few eps.
-    expected_scaled = log_softmax(logits / 0.3, axis=1)[rows, labels]
-    assert_allclose(scaled, expected_scaled, rtol=1e-12, atol=1e-15)
-    assert_allclose(plain, log_softmax(logits, axis=1)[rows, labels], rtol=1e-12, atol=1e-15)
+def simplex_fit(components, sample_weight):
+    """Independent fit: the written-out NLL over the simplex by scipy's trust-constr."""
+    result = minimize(
+        lambda w: mixture_nll_and_gradient(w, components, sample_weight),
+        np.full(3, 1 / 3),
+        jac=True,
+        method="trust-constr",
+        bounds=Bounds(np.full(3, 1e-300), np.ones(3)),
+        constraints=[LinearConstraint(np.ones((1, 3)), 1.0, 1.0)],
+        options={"gtol": 1e-12, "xtol": 1e-14, "maxiter": 3000},
+    )
+    mixing = np.maximum(result.x, 0)
+    return mixing / mixing.sum()
 
 
-@pytest.mark.parametrize("mixing", [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.5, 0.5, 0.0]])
-def test_weight_objective_is_finite_at_extreme_logits(mixing):
+def fitted_with(temperature, mixing, n_classes=3):
+    """A fitted estimator with the given state, through the public `from_dict`."""
+    logits, labels = overconfident_logits(np.random.default_rng(0), 50, n_classes)
+    state = EnsembleTemperatureScaling().fit(logits, labels).to_dict()
+    state["fitted"]["temperature_"] = temperature
+    state["fitted"]["weights_"]["data"] = list(mixing)
+    state["fitted"]["n_classes_"] = n_classes
+    return EnsembleTemperatureScaling.from_dict(state)
+
+
+@pytest.mark.parametrize("temperature", [1e-4, 0.3])
+@pytest.mark.parametrize(
+    "mixing", [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]
+)
+def test_log_probabilities_match_log_softmax_at_extreme_logits(rng, temperature, mixing):
     # Labels with probability exp(-2e8) under the scaled term: log space keeps it finite.
     logits = np.array([[1e4, -1e4, 0.0], [-1e4, 1e4, 0.0], [0.0, 1e4, 0.0]])
-    components = log_components(logits, np.array([1, 0, 1]), 1e-4)
-    loss, gradient = _MixtureWeightNLL(components, None)(np.array(mixing))
-    assert np.isfinite(loss) and np.isfinite(gradient).all()
+    logits = np.concatenate([logits, 7.0 * rng.normal(size=(200, 3))])
+    ets = fitted_with(temperature, mixing)
+    with np.errstate(divide="ignore"):
+        log_mixing = np.log(mixing)
+    terms = np.stack(
+        [
+            log_mixing[0] + log_softmax(logits / temperature, axis=1),
+            log_mixing[1] + log_softmax(logits, axis=1),
+            np.broadcast_to(log_mixing[2] - np.log(3), logits.shape),
+        ]
+    )
+    expected = logsumexp(terms, axis=0)
+    log_prob = ets(logits)
+    assert np.isfinite(log_prob).all()
+    # Near 0 both lose relative precision (log of a sum close to 1): atol of a few eps.
+    assert_allclose(log_prob, expected, rtol=1e-12, atol=1e-15)
+    assert_allclose(ets.predict_proba(logits), np.exp(expected), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize(
+    ("labels", "warning"),
+    [([1, 0, 1], "optimal temperature inf lies outside"), ([0, 1, 1], "separated perfectly")],
+)
+def test_fit_is_finite_at_extreme_logits(labels, warning):
+    # T at a bound of (1e-4, 1e4): some labels have probability exp(-2e8) under a term.
+    logits = np.array([[1e4, -1e4, 0.0], [-1e4, 1e4, 0.0], [0.0, 1e4, 0.0]])
+    with pytest.warns(UserWarning, match=warning):
+        ets = EnsembleTemperatureScaling().fit(logits, labels)
+    assert np.isfinite(ets.weights_).all()
+    assert_allclose(ets.weights_.sum(), 1.0, rtol=0, atol=1e-15)
+    assert np.isfinite(ets(logits)).all()
 
 
 # -- the fit --------------------------------------------------------------------------------
@@ -141,12 +199,14 @@ def test_weights_match_an_em_oracle_and_the_optimality_conditions(rng, scale, we
     logits *= scale
     sample_weight = rng.random(n_samples) if weighted else None
     ets = EnsembleTemperatureScaling().fit(logits, labels, sample_weight)
-    components = log_components(logits, labels, ets.temperature_)
-    objective = _MixtureWeightNLL(components, sample_weight)
-    oracle = em_mixture_weights(components, sample_weight, iterations=3000)
-    assert objective(ets.weights_)[0] <= objective(oracle)[0] + 1e-12
+    components = label_components(logits, labels, ets.temperature_)
+    fitted, gradient = mixture_nll_and_gradient(ets.weights_, components, sample_weight)
+    oracle = em_mixture_weights(np.log(components), sample_weight, iterations=3000)
+    assert fitted <= mixture_nll_and_gradient(oracle, components, sample_weight)[0] + 1e-12
+    independent = simplex_fit(components, sample_weight)
+    expected = mixture_nll_and_gradient(independent, components, sample_weight)[0]
+    assert fitted <= expected + 1e-12 * abs(expected)
     # dL/dw_j >= -1 everywhere, with equality on the support (multiplier of sum w = 1).
-    gradient = objective(ets.weights_)[1]
     assert gradient.min() >= -1 - 1e-6
     assert_allclose(gradient[ets.weights_ > 1e-6], -1.0, rtol=0, atol=1e-6)
 
