@@ -1,8 +1,10 @@
-"""Wall-clock timing shared by the benchmark scripts (run them from the repository root)."""
+"""Wall-clock timing and traced memory shared by the benchmark scripts (run them from the
+repository root)."""
 
 from __future__ import annotations
 
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -23,3 +25,13 @@ def median_time(function, repeat: int) -> float:
 
 def best_time(function, repeat: int) -> float:
     return min(run_times(function, repeat))
+
+
+def peak_memory(function) -> int:
+    """Peak bytes NumPy and Python allocate during ``function()`` (tracemalloc)."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    function()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak

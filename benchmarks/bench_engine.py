@@ -18,10 +18,9 @@ multiple of the input's bytes.  Run: ``python benchmarks/bench_engine.py [--repe
 from __future__ import annotations
 
 import argparse
-import tracemalloc
 
 import numpy as np
-from _timing import median_time
+from _timing import median_time, peak_memory
 from scipy.special import log_softmax, softmax
 
 from calibration_toolbox import ACE, ECE, SCE, TemperatureScaling
@@ -35,15 +34,6 @@ GOALS = {
     "TemperatureScaling.fit 1Mx10 / log_softmax": 2.5,
 }
 MEMORY_GOALS = {"ECE 1Mx10": 1.0, "SCE 1Mx10": 1.0, "TemperatureScaling.fit 1Mx10": 3.0}
-
-
-def peak_memory(function):
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    function()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak
 
 
 def make_probabilities(n_samples, n_classes, seed):

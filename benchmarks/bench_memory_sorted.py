@@ -18,10 +18,10 @@ import os
 import subprocess
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
+from _timing import peak_memory
 
 N_CLASSES = 10
 
@@ -63,15 +63,6 @@ exec(SETUP, namespace)
 make = namespace["make"]
 
 
-def traced_peak(function) -> int:
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    function()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak
-
-
 def rss_rise(n_samples: int, call: str) -> int:
     import calibration_toolbox
 
@@ -108,7 +99,7 @@ def measure(n_samples: int, rounds: int):
 
     prob, labels = make(n_samples)
     for name, metric in (("ACE", ACE), ("TACE", TACE)):
-        traced = traced_peak(lambda metric=metric: metric(prob, labels))
+        traced = peak_memory(lambda metric=metric: metric(prob, labels))
         rss = rss_rise(n_samples, name)
         print(
             f"{name:<14}{n_samples:>10}{traced / 2**20:>12.1f}{traced / prob.nbytes:>7.2f}"
