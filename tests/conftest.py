@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+# The scripts that made the stored peer values (tests/references/) also define the problems
+# they were computed on; tests import those from them (the scripts import peers only inside
+# their main()).
+sys.path.insert(0, str(Path(__file__).resolve().parent / "references"))
 from hypothesis import HealthCheck, settings
 
 # Deterministic by default so CI is reproducible; HYPOTHESIS_PROFILE=explore searches more.

@@ -9,6 +9,14 @@ import warnings
 
 import numpy as np
 import pytest
+from binary_platt_beta import (
+    BETA_PROBLEMS,
+    LOGIT_GRID,
+    PROB_GRID,
+    beta_problem,
+    binary_logit_problem,
+    multiclass_problem,
+)
 from conftest import REAL_FILES, load_real
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import check_grad, minimize
@@ -20,41 +28,6 @@ from calibration_toolbox.recalibration.binary import (
     BetaCalibration,
     PlattScaling,
 )
-
-
-# -- synthetic problems (identical to those of tests/references/binary_platt_beta.py) --------
-def binary_logit_problem(seed, n):
-    rng = np.random.default_rng(seed)
-    labels = (rng.random(n) < 0.4).astype(np.int64)
-    logit = 3.0 * (2 * labels - 1) + 2.5 * rng.normal(size=n)
-    return logit, labels
-
-
-def multiclass_problem(seed, n, n_classes):
-    rng = np.random.default_rng(seed)
-    labels = rng.integers(0, n_classes, n)
-    logits = 2.5 * (2.0 * np.eye(n_classes)[labels] + rng.normal(size=(n, n_classes)))
-    weights = rng.uniform(0.5, 2.0, n)
-    return logits, labels, weights
-
-
-def beta_problem(seed, n, positive=(4.0, 3.0), negative=(1.0, 2.0)):
-    rng = np.random.default_rng(seed)
-    labels = rng.integers(0, 2, n)
-    score = rng.beta(
-        np.where(labels == 1, positive[0], negative[0]),
-        np.where(labels == 1, positive[1], negative[1]),
-    )
-    return score, labels
-
-
-LOGIT_GRID = np.linspace(-12.0, 12.0, 7)
-PROB_GRID = np.array([1e-6, 0.001, 0.05, 0.3, 0.5, 0.7, 0.95, 0.999, 1 - 1e-6])
-BETA_PROBLEMS = {
-    # Population maps: beta_pos a = 2, b = 1; beta_neg_b a = 3, b = -1 (the bound b >= 0 binds).
-    "beta_pos": dict(positive=(4.0, 2.0), negative=(2.0, 3.0)),
-    "beta_neg_b": dict(positive=(4.0, 3.0), negative=(1.0, 2.0)),
-}
 
 # Reference values made by tests/references/binary_platt_beta.py (how to rerun it:
 #   tests/references/README.md)

@@ -5,7 +5,6 @@ The estimator contract shared by every recalibrator is in test_recalibrator_cont
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import tracemalloc
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import load_real
+from make_isotonic_reference import checksums, synthetic_problem
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import softmax
 
@@ -30,19 +30,6 @@ ESTIMATORS = {
     "histogram": HistogramBinning,
     "histogram-equal-mass": lambda: HistogramBinning(adaptive_bins=True),
 }
-
-
-def _reference_script():
-    # The script that wrote the reference file also defines its synthetic problem; it needs
-    # scikit-learn only in its main(), so importing it here costs nothing.
-    path = Path(__file__).with_name("references") / "make_isotonic_reference.py"
-    spec = importlib.util.spec_from_file_location("make_isotonic_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-synthetic_problem = _reference_script().synthetic_problem
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +60,7 @@ def assert_normalised(prob: np.ndarray) -> None:
 
 # -- isotonic: the scikit-learn reference ------------------------------------------------
 def test_reference_inputs_match(reference):
-    checksums = _reference_script().checksums(synthetic_problem())
-    assert_array_equal(checksums, reference["input_checksums"])
+    assert_array_equal(checksums(synthetic_problem()), reference["input_checksums"])
     assert reference["versions"][0] == "1.9.1"
 
 

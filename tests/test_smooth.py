@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from conftest import load_real
@@ -13,11 +10,9 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 from scipy import integrate, optimize, stats
 from scipy.special import erf
+from smooth_ece_peers import REAL, SIGMAS, synthetic_sets, top_label_pairs
 
 from calibration_toolbox import Scores, SmoothECE
-
-sys.path.insert(0, str(Path(__file__).parent / "references"))
-from smooth_ece_peers import REAL, SIGMAS, synthetic_sets, top_label_pairs
 
 # python tests/references/smooth_ece_peers.py (peers environment):
 # python 3.11.7, numpy 2.4.6, scipy 1.17.1, relplot 1.0.3

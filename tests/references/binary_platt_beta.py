@@ -5,7 +5,7 @@ Run from the repository root in the peers environment of tests/references/requir
     python tests/references/binary_platt_beta.py
 
 It prints the dictionary that tests/test_binary.py holds as REFERENCE. The problems are made
-by the same generators as the test's (copied below: the test must not import a peer script):
+by the generators below, which tests/test_binary.py imports from here:
 binary_logit_problem(0, 600); multiclass_problem(1, 800, 4) with its weights, scores
 softmax(logits) or the logits, predictions on the first 5 rows; beta_problem(2, 700, ...).
 "params" are [a, b] of sigmoid(a s + b) (Platt) or [a, b, c] of
@@ -36,7 +36,7 @@ from _common import versions
 from scipy.special import softmax
 
 
-# -- the problems: the same code as tests/test_binary.py -------------------------------------
+# -- the problems (tests/test_binary.py imports them from here) -----------------------------
 def binary_logit_problem(seed, n):
     rng = np.random.default_rng(seed)
     labels = (rng.random(n) < 0.4).astype(np.int64)
@@ -65,6 +65,7 @@ def beta_problem(seed, n, positive=(4.0, 3.0), negative=(1.0, 2.0)):
 LOGIT_GRID = np.linspace(-12.0, 12.0, 7)
 PROB_GRID = np.array([1e-6, 0.001, 0.05, 0.3, 0.5, 0.7, 0.95, 0.999, 1 - 1e-6])
 BETA_PROBLEMS = {
+    # Population maps: beta_pos a = 2, b = 1; beta_neg_b a = 3, b = -1 (the bound b >= 0 binds).
     "beta_pos": dict(positive=(4.0, 2.0), negative=(2.0, 3.0)),
     "beta_neg_b": dict(positive=(4.0, 3.0), negative=(1.0, 2.0)),
 }
