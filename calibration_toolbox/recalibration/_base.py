@@ -41,7 +41,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import softmax
 
 from calibration_toolbox._rows import row_blocks
-from calibration_toolbox._validation import NotFittedError
+from calibration_toolbox._validation import NotFittedError, check_labels
+from calibration_toolbox.metrics.scoring import negative_log_likelihood
 
 __all__ = [
     "COEFFICIENT_LIMIT",
@@ -335,6 +336,56 @@ class Recalibrator:
                 )
             setattr(self, name, value)
         return self
+
+    @property
+    def classes_(self) -> NDArray:
+        """The class labels seen at ``fit``: the indices ``0, 1, ..., K - 1``.
+
+        Derived from ``n_classes_`` (``np.arange(n_classes_)``), so saved files do not
+        store it; reading it before ``fit`` raises ``NotFittedError``.
+        """
+        self._check_fitted()
+        return np.arange(self.n_classes_)
+
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
+        r"""Mean log-likelihood of ``y`` under the calibrated probabilities (higher is better).
+
+        .. math:: \frac{\sum_i w_i \log \hat p_{i, y_i}}{\sum_i w_i}
+
+        the negative of :func:`calibration_toolbox.negative_log_likelihood` of the
+        calibrated predictions: computed exactly from the calibrated logits, or, for a
+        method whose output is a probability, from the probabilities clipped below at
+        ``1e-15``.  It is the ``score`` that scikit-learn's ``GridSearchCV`` and
+        ``cross_val_score`` maximise by default, so they choose, for instance,
+        ``reg_lambda`` and ``reg_mu`` by the held-out log-likelihood.
+        """
+        self._check_fitted()
+        if self._outputs_probabilities:
+            calibrated, logits = self._calibrated_probs(X), False
+        else:
+            calibrated, logits = self._calibrated_logits(X), True
+        labels = check_labels(y, len(calibrated), calibrated.shape[1], name="y")
+        return -negative_log_likelihood(
+            calibrated, labels, logits=logits, sample_weight=sample_weight
+        )
+
+    # -- scikit-learn's estimator protocol (called by scikit-learn only) --------------------
+    def __sklearn_is_fitted__(self) -> bool:
+        return bool(self._fitted_attributes) and hasattr(self, self._fitted_attributes[0])
+
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's tags (1.6+): a classifier of (N, K) predictions and integer labels.
+
+        scikit-learn is imported here, when scikit-learn itself asks, so that it is no
+        dependency of this package.
+        """
+        from sklearn.utils import ClassifierTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(),
+        )
 
     def _checked_params(self) -> dict[str, Any]:
         """Every declared parameter, checked by its checker: name -> checked value.
