@@ -166,6 +166,10 @@ def _draw_counts(ax, table: CalibrationTable, color: str) -> Any:
     counts = np.where(table.counts[0] > 0, table.counts[0], np.nan)
     steps = ax.stairs(counts, edges, color=color, fill=False, linewidth=1.5)
     ax.set_yscale("log")
+    # From below 1: bins of nearly equal counts (equal-mass bins) then look equal, instead
+    # of a difference of one sample filling the panel.
+    filled = table.counts[0][table.counts[0] > 0]
+    ax.set_ylim(0.5 * min(1.0, filled.min()), max(ax.get_ylim()[1], 2.0 * filled.max()))
     ax.set_xlabel("confidence")
     ax.set_ylabel("count (log)")
     return steps

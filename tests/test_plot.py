@@ -341,3 +341,12 @@ def test_bins_of_accuracy_zero_and_one_get_error_bars(rng):
     display = ReliabilityDiagram.from_predictions(Scores(scores), targets, bins=10)
     y = display.line_.get_ydata()
     assert y.min() == 0.0 and y.max() == 1.0
+
+
+def test_counts_axis_starts_at_one_so_equal_mass_bins_look_equal(rng):
+    # With equal-mass bins the counts differ by one; a log axis fitted to their range
+    # alone would blow that difference up to the full height of the panel.
+    prob, labels = gapped_predictions(rng, n=1001)
+    display = ReliabilityDiagram.from_predictions(prob, labels, adaptive_bins=True)
+    low, high = display.counts_ax_.get_ylim()
+    assert low <= 1.0 and high >= display.table_.counts.max()
