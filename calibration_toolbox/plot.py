@@ -363,7 +363,12 @@ class ReliabilityDiagram(_Display):
         counts_ax = _check_axes(counts_ax, "counts_ax")
         if ax is None:
             _, (ax, counts_ax) = plt.subplots(
-                2, 1, figsize=(5.5, 7.5), height_ratios=(3, 1), sharex=True, layout="constrained"
+                2,
+                1,
+                figsize=(5.5, 7.5),
+                gridspec_kw={"height_ratios": (3, 1)},
+                sharex=True,
+                layout="constrained",
             )
         _draw_diagonal(ax)
         drawn = _draw_reliability(ax, self.table_, self.label)
