@@ -1,0 +1,557 @@
+"""Reliability diagrams and confidence histograms drawn from a :class:`CalibrationTable`.
+
+Display objects in the scikit-learn style: ``ReliabilityDiagram.from_predictions``,
+``.from_table`` and ``.from_recalibrator`` compute the engine's
+:func:`~calibration_toolbox.calibration_table` and draw exactly that table, so the picture
+and the metric in its legend cannot disagree.  Each object keeps the table it drew
+(``table_``), the figure (``figure_``) and the axes (``ax_``); ``plot(ax=...)`` draws one
+more series on existing axes (before/after recalibration).  Nothing calls ``plt.show()``
+or changes matplotlib's global style.
+
+matplotlib is imported when a figure is drawn, never when this module or the package is
+imported; it comes with ``pip install "calibration-toolbox[plot]"``.
+
+References
+----------
+Guo, C., Pleiss, G., Sun, Y. and Weinberger, K. Q. (2017). On calibration of modern neural
+networks.  ICML.  (Figure 1: confidence histogram and reliability diagram.)
+
+Wilson, E. B. (1927). Probable inference, the law of succession, and statistical inference.
+JASA 22, 209-212.  (The per-bin error bars.)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Union
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from calibration_toolbox.metrics import CalibrationTable, calibration_table
+from calibration_toolbox.stats import _check_table
+
+__all__ = ["ConfidenceHistogram", "ReliabilityDiagram"]
+
+INSTALL_HINT = 'pip install "calibration-toolbox[plot]"'
+MAX_GRID_CLASSES = 20
+"""Largest number of classes drawn in a class-wise grid without an explicit ``classes``."""
+
+
+def _pyplot():
+    """``matplotlib.pyplot``, or an ImportError that says how to install it."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise ImportError(
+            f"Plotting needs matplotlib, which is not installed; install it with {INSTALL_HINT}."
+        ) from error
+    return plt
+
+
+def _check_label(label: object) -> str | None:
+    if label is not None and not isinstance(label, str):
+        raise TypeError(f"`label` must be a string or None; got {type(label).__name__}.")
+    return label
+
+
+def _check_axes(ax: object, name: str = "ax") -> Any:
+    if ax is None:
+        return None
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise TypeError(f"`{name}` must be a matplotlib Axes or None; got {type(ax).__name__}.")
+    return ax
+
+
+def _chosen_classes(table: CalibrationTable, classes: ArrayLike | None) -> NDArray:
+    """The groups of a class-conditional table to draw (all when K <= 20)."""
+    if classes is None:
+        if table.n_groups > MAX_GRID_CLASSES:
+            raise ValueError(
+                f"`classes` must be given to draw a class-wise grid of more than "
+                f"{MAX_GRID_CLASSES} classes (one panel each would be unreadable); got "
+                f"classes=None with K = {table.n_groups}.  Pass e.g. classes=[0, 1, 2]."
+            )
+        return np.arange(table.n_groups)
+    chosen = np.asarray(classes)
+    if chosen.ndim != 1 or chosen.size == 0 or chosen.dtype.kind not in "iu":
+        raise ValueError(
+            f"`classes` must be a non-empty 1-D sequence of class indices; got {classes!r}."
+        )
+    if chosen.min() < 0 or chosen.max() >= table.n_groups or np.unique(chosen).size < chosen.size:
+        raise ValueError(
+            f"`classes` must be distinct class indices in [0, {table.n_groups - 1}]; "
+            f"got {classes!r}."
+        )
+    return chosen
+
+
+def _group(table: CalibrationTable, group: int) -> CalibrationTable:
+    """The pooled one-group table of ``group`` (its error is that set's error)."""
+    rows = slice(group, group + 1)
+    return CalibrationTable(
+        edges=table.edges[rows],
+        counts=table.counts[rows],
+        score_sums=table.score_sums[rows],
+        target_sums=table.target_sums[rows],
+        n_classes=table.n_classes,
+        class_conditional=False,
+        adaptive_bins=table.adaptive_bins,
+    )
+
+
+def _bins_text(table: CalibrationTable) -> str:
+    kind = "equal-mass" if table.adaptive_bins else "equal-width"
+    return f"{table.n_bins} {kind} bins"
+
+
+def _series_label(label: str | None, table: CalibrationTable) -> str:
+    error = table.calibration_error(1)
+    return f"{label or 'model'} (ECE = {error:.4f})"
+
+
+def _draw_reliability(ax, table: CalibrationTable, label: str | None) -> dict[str, Any]:
+    """Accuracy against mean confidence of the non-empty bins of the one-group ``table``.
+
+    Empty bins are left out (an empty bin has no accuracy: drawing it as 0 would show a
+    false over-confidence); the gap to the diagonal is shaded; Wilson 95% intervals of
+    each bin's accuracy are the error bars.
+    """
+    filled = table.counts[0] > 0
+    confidence = table.mean_score[0][filled]
+    accuracy = table.mean_target[0][filled]
+    low, high = table.intervals("wilson")
+    # An accuracy of exactly 0 or 1 may sit a rounding error outside its own interval.
+    errors = np.maximum(np.vstack([accuracy - low[0][filled], high[0][filled] - accuracy]), 0.0)
+    (line,) = ax.plot(
+        confidence, accuracy, marker="o", markersize=4, label=_series_label(label, table)
+    )
+    color = line.get_color()
+    bars = ax.errorbar(
+        confidence, accuracy, yerr=errors, fmt="none", ecolor=color, elinewidth=1, capsize=2
+    )
+    gap = ax.fill_between(confidence, accuracy, confidence, color=color, alpha=0.2, linewidth=0)
+    return {"line": line, "errorbar": bars, "gap": gap, "color": color}
+
+
+def _draw_diagonal(ax) -> None:
+    """Draw the diagonal (once per axes) and set the limits of the unit square.
+
+    The limits are padded so that points at 0 or 1 are not cut in half by the frame.
+    """
+    if not any(line.get_label() == "perfect calibration" for line in ax.get_lines()):
+        ax.plot(
+            [0, 1], [0, 1], linestyle="--", color="0.5", linewidth=1, label="perfect calibration"
+        )
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+
+
+def _label_panels(axes: NDArray, n_columns: int) -> None:
+    """Axis labels on the outer panels only; tick labels under the last panel of a column."""
+    for index, panel in enumerate(axes):
+        panel.tick_params(labelsize="x-small")
+        if index % n_columns == 0:
+            panel.set_ylabel("accuracy", fontsize="small")
+        if index + n_columns >= axes.size:  # nothing drawn below this panel
+            panel.set_xlabel("mean confidence", fontsize="small")
+            panel.tick_params(labelbottom=True)
+
+
+def _draw_counts(ax, table: CalibrationTable, color: str) -> Any:
+    """The (weighted) count of every non-empty bin as a step outline over the bin edges."""
+    edges = table.edges[0]
+    counts = np.where(table.counts[0] > 0, table.counts[0], np.nan)
+    steps = ax.stairs(counts, edges, color=color, fill=False, linewidth=1.5)
+    ax.set_yscale("log")
+    # From below 1: bins of nearly equal counts (equal-mass bins) then look equal, instead
+    # of a difference of one sample filling the panel.
+    filled = table.counts[0][table.counts[0] > 0]
+    ax.set_ylim(0.5 * min(1.0, filled.min()), max(ax.get_ylim()[1], 2.0 * filled.max()))
+    ax.set_xlabel("confidence")
+    ax.set_ylabel("count (log)")
+    return steps
+
+
+class _Display:
+    """What the display objects share: drawing a fitted recalibrator's predictions."""
+
+    @classmethod
+    def from_recalibrator(
+        cls,
+        recalibrator: Any,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        label: str | None = None,
+        **kwargs: Any,
+    ):
+        """Draw ``recalibrator.predict_proba(X)`` against ``y``.
+
+        ``label`` defaults to the recalibrator's class name; the other keywords are those
+        of ``from_predictions`` (``logits`` excepted: the probabilities are drawn).
+        """
+        if not hasattr(recalibrator, "predict_proba"):
+            raise TypeError(
+                "`recalibrator` must be a fitted recalibrator with predict_proba; "
+                f"got {type(recalibrator).__name__}."
+            )
+        if label is None:
+            label = type(recalibrator).__name__
+        return cls.from_predictions(recalibrator.predict_proba(X), y, label=label, **kwargs)
+
+
+def _predictions_table(prob, labels, *, class_conditional: bool = False, **options):
+    """The engine's table: top-label when pooled, all K entries per class otherwise."""
+    return calibration_table(
+        prob,
+        labels,
+        class_conditional=class_conditional,
+        top_k_classes="all" if class_conditional is True else 1,
+        **options,
+    )
+
+
+class ReliabilityDiagram(_Display):
+    """Reliability diagram: accuracy against mean confidence per bin (Guo et al. 2017).
+
+    Build it with :meth:`from_predictions`, :meth:`from_table` or :meth:`from_recalibrator`.
+    A pooled table (``class_conditional=False``) is drawn on one axes with the bin counts
+    under it; a class-conditional table is drawn as a grid of one panel per class.
+
+    Attributes
+    ----------
+    table_ : CalibrationTable
+        The table drawn; its ``calibration_error()`` is the ECE in the legend.
+    figure_ : matplotlib.figure.Figure
+        The figure drawn on.
+    ax_ : matplotlib.axes.Axes or ndarray of Axes
+        The reliability axes; for a class-wise grid, the array of the class panels.
+    counts_ax_ : matplotlib.axes.Axes or None
+        The axes of the bin counts (None when drawn on a given ``ax`` without
+        ``counts_ax``, and for a grid).
+    line_ : matplotlib.lines.Line2D or list of Line2D
+        The accuracy points of the series (one per panel for a grid).
+    classes_ : ndarray or None
+        The classes drawn in a grid.
+
+    References
+    ----------
+    Guo, C., Pleiss, G., Sun, Y. and Weinberger, K. Q. (2017). On calibration of modern
+    neural networks.  ICML.
+
+    Examples
+    --------
+    >>> import io
+    >>> import numpy as np
+    >>> from calibration_toolbox.plot import ReliabilityDiagram
+    >>> rng = np.random.default_rng(0)
+    >>> prob = rng.dirichlet(np.ones(3), size=500)
+    >>> labels = rng.integers(0, 3, size=500)
+    >>> display = ReliabilityDiagram.from_predictions(prob, labels, bins=10, label="model")
+    >>> from calibration_toolbox import ECE
+    >>> display.table_.calibration_error() == ECE(prob, labels, bins=10)
+    True
+    >>> display.ax_.get_legend().get_texts()[1].get_text()
+    'model (ECE = 0.3010)'
+    >>> display.figure_.savefig(io.BytesIO(), format="png")  # or a file name
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close(display.figure_)
+    """
+
+    def __init__(
+        self,
+        table: CalibrationTable,
+        *,
+        classes: ArrayLike | None = None,
+        label: str | None = None,
+    ):
+        self.table_ = _check_table(table)
+        self.label = _check_label(label)
+        if self.table_.class_conditional:
+            self.classes_ = _chosen_classes(self.table_, classes)
+        elif classes is not None:
+            raise ValueError(
+                "`classes` chooses the panels of a class-wise grid (class_conditional=True); "
+                f"got classes={classes!r} with a pooled table."
+            )
+        else:
+            self.classes_ = None
+
+    @classmethod
+    def from_predictions(
+        cls,
+        prob: ArrayLike,
+        labels: ArrayLike,
+        *,
+        bins: Union[int, ArrayLike] = 15,
+        adaptive_bins: bool = False,
+        class_conditional: bool = False,
+        classes: ArrayLike | None = None,
+        logits: bool = False,
+        sample_weight: ArrayLike | None = None,
+        ax: Any = None,
+        counts_ax: Any = None,
+        label: str | None = None,
+    ) -> ReliabilityDiagram:
+        """Draw the reliability diagram of predictions.
+
+        Parameters
+        ----------
+        prob, labels, bins, adaptive_bins, logits, sample_weight
+            As in :func:`~calibration_toolbox.calibration_table`; ``prob`` may be
+            :class:`~calibration_toolbox.Scores` when ``class_conditional=False``.
+        class_conditional : bool, default False
+            False: the top-label (confidence) diagram; True: one panel per class of
+            ``P(y = k)`` against ``1{label = k}`` (all K entries of each row).
+        classes : sequence of int, optional
+            The classes of the grid; required when K > 20.
+        ax : matplotlib Axes, optional
+            Axes to draw on (for a grid: a sequence of one Axes per class); a new figure
+            otherwise.
+        counts_ax : matplotlib Axes, optional
+            Axes for the bin counts when ``ax`` is given.
+        label : str, optional
+            Name of the series in the legend.
+
+        Returns
+        -------
+        ReliabilityDiagram
+        """
+        table = _predictions_table(
+            prob,
+            labels,
+            bins=bins,
+            class_conditional=class_conditional,
+            adaptive_bins=adaptive_bins,
+            logits=logits,
+            sample_weight=sample_weight,
+        )
+        return cls.from_table(table, classes=classes, ax=ax, counts_ax=counts_ax, label=label)
+
+    @classmethod
+    def from_table(
+        cls,
+        table: CalibrationTable,
+        *,
+        classes: ArrayLike | None = None,
+        ax: Any = None,
+        counts_ax: Any = None,
+        label: str | None = None,
+    ) -> ReliabilityDiagram:
+        """Draw a :class:`~calibration_toolbox.CalibrationTable` as it is.
+
+        Parameters are those of :meth:`from_predictions`.
+        """
+        return cls(table, classes=classes, label=label).plot(ax=ax, counts_ax=counts_ax)
+
+    def plot(self, ax: Any = None, label: str | None = None, *, counts_ax: Any = None):
+        """Draw the table on ``ax`` (a new figure when None) and return ``self``.
+
+        Several displays drawn on the same ``ax`` (and ``counts_ax``) overlay their series,
+        e.g. before and after recalibration: ``after.plot(ax=before.ax_,
+        counts_ax=before.counts_ax_)``.
+        """
+        plt = _pyplot()
+        if label is not None:
+            self.label = _check_label(label)
+        if self.table_.class_conditional:
+            return self._plot_grid(plt, ax)
+        ax = _check_axes(ax)
+        counts_ax = _check_axes(counts_ax, "counts_ax")
+        if ax is None:
+            _, (ax, counts_ax) = plt.subplots(
+                2,
+                1,
+                figsize=(5.5, 7.5),
+                gridspec_kw={"height_ratios": (3, 1)},
+                sharex=True,
+                layout="constrained",
+            )
+        _draw_diagonal(ax)
+        drawn = _draw_reliability(ax, self.table_, self.label)
+        ax.set_ylabel("accuracy")
+        if counts_ax is None:
+            ax.set_xlabel("mean confidence")
+        ax.set_title(f"Reliability diagram ({_bins_text(self.table_)})")
+        ax.legend(loc="upper left", fontsize="small")
+        self.line_ = drawn["line"]
+        self.errorbar_ = drawn["errorbar"]
+        self.gap_ = drawn["gap"]
+        self.counts_ = (
+            None if counts_ax is None else _draw_counts(counts_ax, self.table_, drawn["color"])
+        )
+        self.figure_, self.ax_, self.counts_ax_ = ax.figure, ax, counts_ax
+        return self
+
+    def _plot_grid(self, plt, ax: Any):
+        """One reliability panel per chosen class, the class's own ECE in its title."""
+        n_panels = self.classes_.size
+        if ax is None:
+            n_columns = math.ceil(math.sqrt(n_panels))
+            n_rows = math.ceil(n_panels / n_columns)
+            figure, grid = plt.subplots(
+                n_rows,
+                n_columns,
+                figsize=(2.6 * n_columns, 2.6 * n_rows + 0.6),
+                sharex=True,
+                sharey=True,
+                layout="constrained",
+                squeeze=False,
+            )
+            for extra in grid.ravel()[n_panels:]:
+                figure.delaxes(extra)
+            axes = grid.ravel()[:n_panels]
+        else:
+            axes = _panel_axes(ax, n_panels)
+            figure = axes[0].figure
+            n_columns = 1
+        self.line_ = [
+            self._draw_panel(panel, k) for panel, k in zip(axes, self.classes_, strict=True)
+        ]
+        _label_panels(axes, n_columns)
+        figure.suptitle(
+            f"Class-wise reliability ({_bins_text(self.table_)}); "
+            f"class-wise ECE over all {self.table_.n_classes} classes = "
+            f"{self.table_.calibration_error(1):.4f}"
+        )
+        self.figure_, self.ax_, self.counts_ax_ = figure, np.asarray(axes), None
+        return self
+
+    def _draw_panel(self, panel, k: int):
+        group = _group(self.table_, int(k))
+        _draw_diagonal(panel)
+        line = _draw_reliability(panel, group, self.label)["line"]
+        panel.set_title(f"class {k}: ECE {group.calibration_error(1):.3f}", fontsize="small")
+        return line
+
+
+def _panel_axes(ax: Any, n_panels: int) -> NDArray:
+    axes = np.asarray(ax, dtype=object).ravel()
+    for panel in axes:
+        _check_axes(panel)
+    if axes.size != n_panels:
+        raise ValueError(f"`ax` must hold one Axes per class drawn ({n_panels}); got {axes.size}.")
+    return axes
+
+
+class ConfidenceHistogram(_Display):
+    """Histogram of the top-label confidence with mean-confidence and accuracy lines.
+
+    Guo et al. (2017), figure 1 (top): the share of samples in each confidence bin, a
+    vertical line at the average confidence and one at the accuracy; a gap between the two
+    lines is the over- (confidence right of accuracy) or under-confidence of the model.
+    Both are read from the pooled :class:`~calibration_toolbox.CalibrationTable`: the
+    accuracy is ``sum(target_sums) / sum(counts)``.
+
+    Attributes
+    ----------
+    table_, figure_, ax_
+        As in :class:`ReliabilityDiagram`.
+    bars_ : matplotlib.container.BarContainer
+        The bars (share of samples per bin, empty bins included as 0: this is a count).
+    mean_confidence_, accuracy_ : float
+        The positions of the two vertical lines.
+
+    References
+    ----------
+    Guo, C., Pleiss, G., Sun, Y. and Weinberger, K. Q. (2017). On calibration of modern
+    neural networks.  ICML.
+    """
+
+    def __init__(self, table: CalibrationTable, *, label: str | None = None):
+        self.table_ = _check_table(table)
+        if self.table_.class_conditional:
+            raise ValueError(
+                "`table` must be pooled (class_conditional=False) for a confidence histogram; "
+                f"got a class-conditional table of {self.table_.n_groups} groups."
+            )
+        self.label = _check_label(label)
+        total = float(self.table_.counts.sum())
+        self.mean_confidence_ = float(self.table_.score_sums.sum()) / total
+        self.accuracy_ = float(self.table_.target_sums.sum()) / total
+
+    @classmethod
+    def from_predictions(
+        cls,
+        prob: ArrayLike,
+        labels: ArrayLike,
+        *,
+        bins: Union[int, ArrayLike] = 15,
+        adaptive_bins: bool = False,
+        logits: bool = False,
+        sample_weight: ArrayLike | None = None,
+        ax: Any = None,
+        label: str | None = None,
+    ) -> ConfidenceHistogram:
+        """Draw the confidence histogram of predictions.
+
+        The arguments are those of :meth:`ReliabilityDiagram.from_predictions`.
+        """
+        table = _predictions_table(
+            prob,
+            labels,
+            bins=bins,
+            adaptive_bins=adaptive_bins,
+            logits=logits,
+            sample_weight=sample_weight,
+        )
+        return cls.from_table(table, ax=ax, label=label)
+
+    @classmethod
+    def from_table(
+        cls, table: CalibrationTable, *, ax: Any = None, label: str | None = None
+    ) -> ConfidenceHistogram:
+        """Draw a pooled :class:`~calibration_toolbox.CalibrationTable` as it is."""
+        return cls(table, label=label).plot(ax=ax)
+
+    def plot(self, ax: Any = None, label: str | None = None) -> ConfidenceHistogram:
+        """Draw on ``ax`` (a new figure when None); several on one ``ax`` overlay."""
+        plt = _pyplot()
+        if label is not None:
+            self.label = _check_label(label)
+        ax = _check_axes(ax)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(5.5, 4), layout="constrained")
+        edges = self.table_.edges[0]
+        share = self.table_.counts[0] / self.table_.counts.sum()
+        name = self.label or "model"
+        self.bars_ = ax.bar(
+            edges[:-1],
+            share,
+            width=np.diff(edges),
+            align="edge",
+            alpha=0.5,
+            edgecolor="black",
+            linewidth=0.5,
+            label=name,
+        )
+        color = self.bars_.patches[0].get_facecolor()[:3]  # opaque lines over the bars
+        # Thinner lines for each later series, so that coinciding lines (the accuracy is
+        # unchanged by temperature scaling) all stay visible.
+        width = max(3.5 - len(ax.containers), 1.0)
+        self.lines_ = (
+            ax.axvline(
+                self.accuracy_,
+                color=color,
+                linestyle="--",
+                linewidth=width,
+                label=f"{name}: accuracy {self.accuracy_:.3f}",
+            ),
+            ax.axvline(
+                self.mean_confidence_,
+                color=color,
+                linestyle=":",
+                linewidth=width,
+                label=f"{name}: mean confidence {self.mean_confidence_:.3f}",
+            ),
+        )
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("confidence")
+        ax.set_ylabel("share of samples")
+        ax.set_title(f"Confidence histogram ({_bins_text(self.table_)})")
+        ax.legend(loc="upper left", fontsize="small")
+        self.figure_, self.ax_ = ax.figure, ax
+        return self
