@@ -8,6 +8,7 @@ import numpy as np
 import oracle
 import pytest
 from numpy.testing import assert_allclose
+from old_sklearn_log_loss import LOG_LOSS_LABELS, LOG_LOSS_PROB
 from scipy.special import softmax
 
 from calibration_toolbox import brier_score, negative_log_likelihood
@@ -80,16 +81,6 @@ def test_nll_clips_zero_probabilities_at_eps():
 # scikit-learn <= 1.1's log_loss(LOG_LOSS_LABELS, LOG_LOSS_PROB) with its default eps=1e-15,
 # made by tests/references/old_sklearn_log_loss.py with scikit-learn 1.1.3 (how to rerun it:
 # tests/references/README.md).
-LOG_LOSS_PROB = [
-    [0.0, 0.5, 0.5],
-    [1.0, 0.0, 0.0],
-    [0.2, 0.3, 0.5],
-    [0.33, 0.33, 0.33],
-    [0.6, 0.25, 0.16],
-    [0.05, 0.9, 0.05],
-    [0.7, 0.2, 0.1],
-]
-LOG_LOSS_LABELS = [0, 0, 2, 1, 0, 2, 1]
 OLD_SKLEARN_LOG_LOSS = 5.9223545721065705
 
 

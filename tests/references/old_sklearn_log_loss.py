@@ -10,7 +10,7 @@ same value. Run from the repository root::
     python tests/references/old_sklearn_log_loss.py
 
 It prints the value that tests/test_scoring.py holds as OLD_SKLEARN_LOG_LOSS, on the input
-below (copied there as LOG_LOSS_PROB and LOG_LOSS_LABELS): rows with a zero and a one where the
+below (which the test imports from here): rows with a zero and a one where the
 clip matters, and rows rounded to two decimals whose sums (0.99, 1.01) the renormalisation
 changes.
 """
