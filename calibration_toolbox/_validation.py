@@ -45,6 +45,7 @@ __all__ = [
     "check_sample_weight",
     "check_top_k",
     "checks_after_values",
+    "labels_from_file",
 ]
 
 # Largest |row sum - 1| accepted for probabilities stored at each precision.  A float32
@@ -615,6 +616,30 @@ def _first_names(values: NDArray, count: int = 5) -> str:
     names = np.unique(values.astype(str).ravel())
     shown = ", ".join(repr(str(name)) for name in names[:count])
     return shown + (", ..." if len(names) > count else "")
+
+
+def labels_from_file(
+    labels: NDArray, classes: ArrayLike | None, n_classes: int, source: str, first_row: int = 0
+) -> NDArray:
+    """Labels read from a file: names mapped by ``classes``, numbers as they are.
+
+    Without ``classes``, text cells that are all numbers (a CSV column read as text) become
+    floats and names are a ``TypeError`` that says to pass ``classes`` (``--classes`` on the
+    command line); the message starts with ``source`` (the file).
+    """
+    try:
+        if classes is not None:
+            if _text_kind(labels) and not _text_kind(np.asarray(classes)):
+                classes = np.asarray(classes).astype(str)  # a CSV's cells are text
+            return check_class_names(labels, classes, n_classes, first_row=first_row)
+        if _text_kind(labels):
+            try:
+                return labels.astype(np.float64)
+            except ValueError:
+                _refuse_names(labels, "labels", " (`--classes` on the command line)")
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{source}: {error}") from None
+    return labels
 
 
 def _refuse_names(labels: ArrayLike, name: str, hint: str = "") -> None:
