@@ -65,6 +65,8 @@ class Layout:
             except ValueError:
                 self.text_labels = _first_problem(self, text, first_line) == "label"
             else:
+                if table.shape[1] != self.n_cells:  # every line of the block is too short
+                    raise ValueError(_describe_problem(self, text, first_line))
                 return self._columns(table, table[:, self.label_column])
         return self._text_block(text, first_line)
 

@@ -104,7 +104,13 @@ def _list_column(column, name: str, path: Path, first_row: int) -> NDArray:
     pa = _pyarrow()
     lengths = pa.compute.list_value_length(column).to_numpy()
     values = column.flatten()
-    _no_nulls(values, f"{name} (an entry of a list)", path, first_row)
+    if values.null_count:
+        entry = np.flatnonzero(pa.compute.is_null(values).to_numpy(zero_copy_only=False))[0]
+        row = int(np.searchsorted(np.cumsum(lengths), entry, side="right"))
+        raise ValueError(
+            f"column {name!r} of {path} holds a null entry at row {first_row + row}; "
+            "predictions and labels must be complete."
+        )
     if not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)):
         raise ValueError(
             f"column {name!r} of {path} must hold lists of numbers; got {column.type}."

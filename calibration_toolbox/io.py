@@ -255,8 +255,8 @@ def _checked_blocks(blocks, options: _Options) -> Iterator[tuple[NDArray, NDArra
             width = predictions.shape[1:]
         elif predictions.shape[1:] != width:
             raise ValueError(
-                f"{options.path}: rows {rows} on have shape {predictions.shape[1:]}, the rows "
-                f"before {width}."
+                f"{options.path}: row {rows} has predictions of shape {predictions.shape[1:]} "
+                f"where the rows before have {width}; every row needs one entry per class."
             )
         n_classes = 2 if predictions.ndim == 1 else predictions.shape[1]
         yield (
