@@ -446,15 +446,19 @@ def _read_labels(path: Path, sep: str | None) -> NDArray:
 
 
 def _read_csv(options: _Options) -> tuple[NDArray, NDArray, str]:
-    reader = _csv_reader(
+    predictions, labels = _predictions_csv(options).read_all()
+    return predictions, labels, f"the labels column of {options.path}"
+
+
+def _predictions_csv(options: _Options) -> _csv_reader:
+    """The reader of a ``.csv`` of predictions (labels as text when names are expected)."""
+    return _csv_reader(
         options.path,
         options.sep,
         labels_only=False,
         labels_column=options.labels_column,
         text_labels=options.classes is not None,
     )
-    predictions, labels = reader.read_all()
-    return predictions, labels, f"the labels column of {options.path}"
 
 
 class _csv_reader:
@@ -628,15 +632,8 @@ def _whole_member(path: Path, name: str) -> NDArray:
 
 
 def _csv_blocks(options: _Options, block_rows: int):
-    reader = _csv_reader(
-        options.path,
-        options.sep,
-        labels_only=False,
-        labels_column=options.labels_column,
-        text_labels=options.classes is not None,
-    )
     source = f"the labels column of {options.path}"
-    for predictions, labels in reader.blocks(block_rows):
+    for predictions, labels in _predictions_csv(options).blocks(block_rows):
         yield predictions, labels, source
 
 
