@@ -12,6 +12,7 @@ which also takes the label's probability and the top label while each block is i
 
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import NamedTuple
 
@@ -28,8 +29,10 @@ __all__ = [
     "Pairs",
     "PendingPredictions",
     "Predictions",
+    "accepts_classes",
     "check_bins",
     "check_choice",
+    "check_class_names",
     "check_flag",
     "check_fraction",
     "check_labels",
@@ -42,6 +45,7 @@ __all__ = [
     "check_sample_weight",
     "check_top_k",
     "checks_after_values",
+    "labels_from_file",
 ]
 
 # Largest |row sum - 1| accepted for probabilities stored at each precision.  A float32
@@ -195,6 +199,7 @@ def check_predictions(
     renormalize: bool = False,
     top_label: bool = False,
     defer_scan: bool = False,
+    classes: ArrayLike | None = None,
 ) -> Predictions | Pairs | PendingPredictions:
     """Validate ``prob`` (as :func:`check_prob`) and ``labels`` (as :func:`check_labels`).
 
@@ -208,7 +213,11 @@ def check_predictions(
     ``prob`` wrapped in :class:`~calibration_toolbox.Scores` is checked as (score, target)
     pairs and returned as :class:`Pairs`.  With ``defer_scan=True`` the values of
     probabilities are not checked yet: :class:`PendingPredictions` checks them when scanned.
+    With ``classes`` (the class names in column order), ``labels`` are names, mapped to
+    column indices by :func:`check_labels`.
     """
+    if classes is not None:
+        labels = _NamedLabels(labels, classes)
     if isinstance(prob, Scores):
         return _checked_pairs(prob, labels, logits, renormalize)
     if top_label:
@@ -492,6 +501,36 @@ def _raise_range(array: NDArray, name: str) -> None:
     )
 
 
+class _NamedLabels(NamedTuple):
+    """Labels given as class names, with the names of the classes (see :func:`accepts_classes`)."""
+
+    names: ArrayLike
+    classes: ArrayLike
+
+
+def accepts_classes(metric):
+    """Decorate a public metric ``metric(prob, labels, ..., classes=None)`` to take names.
+
+    With ``classes`` (the class names in the column order of ``prob``), ``labels`` may be
+    names: the wrapper hands them on, with ``classes``, to the validation every metric goes
+    through (:func:`check_predictions` and :func:`check_labels`), which maps each name to
+    its column.  ``classes`` is consumed here: the decorated body never sees it, so a metric
+    gets names with nothing in its body, and any metric it calls gets them too.
+    """
+
+    @functools.wraps(metric)
+    def with_classes(*args, **kwargs):
+        classes = kwargs.pop("classes", None)
+        if classes is not None:
+            if len(args) > 1:
+                args = (args[0], _NamedLabels(args[1], classes), *args[2:])
+            elif "labels" in kwargs:
+                kwargs["labels"] = _NamedLabels(kwargs["labels"], classes)
+        return metric(*args, **kwargs)
+
+    return with_classes
+
+
 def check_labels(
     labels: ArrayLike,
     n_samples: int,
@@ -499,14 +538,18 @@ def check_labels(
     name: str = "labels",
     *,
     pairs: bool = False,
+    classes: ArrayLike | None = None,
 ) -> NDArray:
     """Validate integer class labels in ``[0, n_classes)`` and return them as ``intp``.
 
     With ``pairs=True`` the labels are the 0/1 targets of :class:`Scores` (``n_classes``
-    is 2), and the messages say so.
+    is 2), and the messages say so.  With ``classes`` (or labels wrapped with their
+    classes by :func:`accepts_classes`), the labels are class names, mapped to column
+    indices by :func:`check_class_names`; without it, names are a ``TypeError`` that says
+    to pass ``classes``.
     """
     kind = "0/1 targets with Scores" if pairs else "class indices"
-    array = _as_real_array(labels, name)
+    array = _as_real_array(_label_indices(labels, classes, n_classes, name), name)
     if array.dtype == bool:
         array = array.astype(np.intp)
     if array.ndim == 2 and array.shape[1] == 1:
@@ -519,12 +562,7 @@ def check_labels(
             f"got {array.shape[0]}."
         )
     if not np.issubdtype(array.dtype, np.integer):
-        if not np.isfinite(array).all():
-            raise ValueError(f"`{name}` must be finite {kind}; got NaN or inf.")
-        whole = array == np.round(array)
-        if not whole.all():
-            bad = array[np.flatnonzero(~whole)[0]]
-            raise ValueError(f"`{name}` must be integer {kind}; got {float(bad)!r}.")
+        _check_whole(array, name, kind)
     low, high = array.min(), array.max()
     if low < 0 or high >= n_classes:
         bad = (low if low < 0 else high).item()
@@ -534,6 +572,175 @@ def check_labels(
             f"`{name}` must lie in [0, {n_classes - 1}] for {n_classes} classes; got {bad!r}."
         )
     return array.astype(np.intp, copy=False)
+
+
+def _label_indices(
+    labels: ArrayLike, classes: ArrayLike | None, n_classes: int, name: str
+) -> ArrayLike:
+    """Labels given as names mapped to their columns; other labels as they are."""
+    if isinstance(labels, _NamedLabels):
+        labels, classes = labels
+    if classes is not None:
+        return check_class_names(labels, classes, n_classes, name)
+    if _holds_text(labels):
+        _refuse_names(labels, name)
+    return labels
+
+
+def _check_whole(array: NDArray, name: str, kind: str) -> None:
+    """Raise unless every value of the float ``array`` is a finite whole number."""
+    if not np.isfinite(array).all():
+        raise ValueError(f"`{name}` must be finite {kind}; got NaN or inf.")
+    whole = array == np.round(array)
+    if not whole.all():
+        bad = array[np.flatnonzero(~whole)[0]]
+        raise ValueError(f"`{name}` must be integer {kind}; got {float(bad)!r}.")
+
+
+def _text_kind(array: NDArray) -> bool:
+    """Whether an array holds text: str, bytes or Python objects (a pandas column of str)."""
+    return array.dtype.kind in "USO"
+
+
+def _holds_text(labels: ArrayLike) -> bool:
+    if isinstance(labels, np.ndarray):
+        return _text_kind(labels)
+    try:
+        return _text_kind(np.asarray(labels))
+    except (ValueError, TypeError):  # ragged: reported by the checks that follow
+        return False
+
+
+def _first_names(values: NDArray, count: int = 5) -> str:
+    """The first ``count`` distinct names of ``values`` (sorted), for a message."""
+    names = np.unique(values.astype(str).ravel())
+    shown = ", ".join(repr(str(name)) for name in names[:count])
+    return shown + (", ..." if len(names) > count else "")
+
+
+def labels_from_file(
+    labels: NDArray, classes: ArrayLike | None, n_classes: int, source: str, first_row: int = 0
+) -> NDArray:
+    """Labels read from a file: names mapped by ``classes``, numbers as they are.
+
+    Without ``classes``, text cells that are all numbers (a CSV column read as text) become
+    floats and names are a ``TypeError`` that says to pass ``classes`` (``--classes`` on the
+    command line); the message starts with ``source`` (the file).
+    """
+    try:
+        if classes is not None:
+            if _text_kind(labels) and not _text_kind(np.asarray(classes)):
+                classes = np.asarray(classes).astype(str)  # a CSV's cells are text
+            return check_class_names(labels, classes, n_classes, first_row=first_row)
+        if _text_kind(labels):
+            try:
+                return labels.astype(np.float64)
+            except ValueError:
+                _refuse_names(labels, "labels", " (`--classes` on the command line)")
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{source}: {error}") from None
+    return labels
+
+
+def _refuse_names(labels: ArrayLike, name: str, hint: str = "") -> None:
+    """The error for labels that are class names when no ``classes`` were given."""
+    names = _first_names(np.asarray(labels))
+    raise TypeError(
+        f"`{name}` must hold real numbers (class indices) unless `classes` is given; got "
+        f"class names ({names}). Pass `classes`{hint}: the class names in the column order "
+        "of the predictions, e.g. classes=['cat', 'dog'] when column 0 is 'cat'."
+    )
+
+
+def check_class_names(
+    labels: ArrayLike,
+    classes: ArrayLike,
+    n_classes: int | None = None,
+    name: str = "labels",
+    *,
+    first_row: int = 0,
+) -> NDArray:
+    """The column index of each label, looked up by name among ``classes``.
+
+    ``classes`` names the classes in column order (``classes[k]`` is the class of column
+    k); with ``classes`` every label is a name, whatever its type: strings (str, bytes, or
+    objects, compared as ``str``) or numbers (``classes=[3, 7]`` maps the label 7 to column
+    1).  Integer labels with string names are a ``TypeError``, not indices: a label is
+    never silently read two ways.  One sort of the names and one binary search per label.
+
+    Parameters
+    ----------
+    labels : array-like
+        The labels, as names.
+    classes : array-like, shape (K,)
+        Distinct names of the classes, in column order.
+    n_classes : int, optional
+        Number of columns of the predictions; ``len(classes)`` must equal it.
+    name : str
+        Argument name used in error messages.
+    first_row : int
+        Row number of ``labels[0]`` in messages (a block of a larger file).
+
+    Returns
+    -------
+    ndarray of intp
+        The column index of each label, of the shape of ``labels``.
+
+    Examples
+    --------
+    >>> from calibration_toolbox._validation import check_class_names
+    >>> check_class_names(["dog", "cat", "dog"], ["cat", "dog"]).tolist()
+    [1, 0, 1]
+    """
+    names = _class_names(classes, n_classes)
+    values = np.asarray(labels)
+    if _text_kind(values) != _text_kind(names):
+        raise TypeError(
+            f"`{name}` are looked up by name in `classes` when it is given; got {values.dtype} "
+            f"labels and {names.dtype} class names. Integer labels are column indices "
+            "already: pass `classes` only with labels that are names."
+        )
+    if _text_kind(values):
+        values = values.astype(str)
+    order = np.argsort(names, kind="stable")
+    sorted_names = names[order]
+    where = np.minimum(np.searchsorted(sorted_names, values), len(names) - 1)
+    found = sorted_names[where] == values
+    if not found.all():
+        row = int(np.flatnonzero(~found.ravel())[0])
+        raise ValueError(
+            f"`{name}` holds {values.ravel()[row].item()!r} (row {first_row + row}), which is "
+            f"not in `classes` ({_first_names(names, 8)})."
+        )
+    return order[where].astype(np.intp, copy=False)
+
+
+def _class_names(classes: ArrayLike, n_classes: int | None) -> NDArray:
+    """``classes`` as a 1-D array of distinct names (str when they are text)."""
+    if isinstance(classes, str):
+        raise TypeError(
+            f"`classes` must be a sequence of class names, one per column; got the string "
+            f"{_describe(classes)} (split it: {_describe(classes.split(','))})."
+        )
+    names = np.asarray(classes)
+    if _text_kind(names):
+        names = names.astype(str)
+    elif names.dtype.kind not in "biuf":
+        raise TypeError(f"`classes` must hold names (str) or numbers; got {_describe(classes)}.")
+    if names.ndim != 1 or len(names) == 0:
+        raise ValueError(
+            f"`classes` must be a 1-D sequence of class names; got {_describe(classes)}."
+        )
+    if n_classes is not None and len(names) != n_classes:
+        raise ValueError(
+            f"`classes` must name every column of the predictions ({n_classes}), in order; "
+            f"got {len(names)} names."
+        )
+    sorted_names = np.sort(names)
+    repeated = sorted_names[1:][sorted_names[1:] == sorted_names[:-1]]
+    if len(repeated):
+        raise ValueError(f"`classes` must be distinct names; {repeated[0].item()!r} repeats.")
+    return names
 
 
 def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDArray | None:

@@ -1,10 +1,13 @@
-"""Loading saved predictions from ``.npz``, ``.npy`` and ``.csv`` files (never with pickle).
+"""Loading saved predictions from ``.npz``, ``.npy``, ``.csv`` and ``.parquet`` files.
 
-Every problem with a file (missing, empty, truncated, corrupt, not the format its name says,
-Python objects that only unpickling could read, cells that are not numbers, arrays of the
-wrong shape, labels that do not match the predictions row for row) is reported as one
-``ValueError`` that names the file and what is wrong; a missing file is a
-``FileNotFoundError`` with the same kind of message.
+Files are never unpickled.  Every problem with a file (missing, empty, truncated, corrupt,
+not the format its name says, Python objects that only unpickling could read, cells that
+are not numbers, arrays of the wrong shape, labels that do not match the predictions row
+for row) is reported as one ``ValueError`` that names the file and what is wrong; a
+missing file is a ``FileNotFoundError`` with the same kind of message.
+
+:func:`load_predictions` returns whole arrays (a ``.npy`` memory-mapped, read-only);
+:func:`iter_predictions` yields row blocks in bounded memory, for files larger than memory.
 """
 
 from __future__ import annotations
@@ -12,12 +15,18 @@ from __future__ import annotations
 import os
 import zipfile
 import zlib
+from collections.abc import Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["load_predictions"]
+from calibration_toolbox import _csv
+from calibration_toolbox import _validation as iv
+from calibration_toolbox._csv import CSV_LABEL_COLUMNS
+
+__all__ = ["iter_predictions", "load_predictions"]
 
 PREDICTION_KEYS = (
     "prob",
@@ -32,7 +41,7 @@ PREDICTION_KEYS = (
     "confidence",
     "confidences",
 )
-"""Names of the predictions array looked for in a ``.npz``, in this order."""
+"""Names of the predictions array looked for in a ``.npz`` (and column of a ``.parquet``)."""
 
 LABEL_KEYS = (
     "labels",
@@ -46,10 +55,15 @@ LABEL_KEYS = (
     "correct",
     "outcome",
 )
-"""Names of the labels array looked for in a ``.npz``, in this order."""
+"""Names of the labels array looked for in a ``.npz`` (and column of a ``.parquet``)."""
 
-CSV_LABEL_COLUMNS = ("label", "labels", "y")
-"""Header names of the labels column of a ``.csv`` (without a header: the last column)."""
+__all__ += ["CSV_LABEL_COLUMNS", "LABEL_KEYS", "PREDICTION_KEYS"]
+
+_TEXT_SUFFIXES = (".csv", ".txt", ".tsv")
+_PARQUET_SUFFIXES = (".parquet", ".pq")
+_SUFFIXES = (".npz", ".npy", *_TEXT_SUFFIXES, *_PARQUET_SUFFIXES)
+DEFAULT_BLOCK_ROWS = 65536
+"""Rows per block of :func:`iter_predictions` by default (2.6 MB of float32 at K = 10)."""
 
 _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # a member's header; the end of an empty archive
@@ -64,6 +78,10 @@ def load_predictions(
     labels_path: str | os.PathLike | None = None,
     prob_key: str | None = None,
     labels_key: str | None = None,
+    prob_column: str | Sequence[str] | None = None,
+    labels_column: str | None = None,
+    classes: ArrayLike | None = None,
+    sep: str | None = None,
 ) -> tuple[NDArray, NDArray]:
     """Read ``(predictions, labels)`` saved by any framework.
 
@@ -73,31 +91,56 @@ def load_predictions(
       ``confidences``) and of :data:`LABEL_KEYS` (``labels``, ``label``, ``y``, ``y_true``,
       ``targets``, ``target``, ``ground_truth``, ``y_test``, ``correct``, ``outcome``) that
       the archive holds, or else its only 2-D and its only 1-D array.
-    * ``.npy``: the predictions; the labels come from ``labels_path`` (a ``.npy``, or a
-      ``.csv`` with one column, header optional).
-    * ``.csv`` (or ``.txt``): one row per sample, comma-separated; the labels in the last
-      column, or in the column named ``label``/``labels``/``y`` when the first line is a
-      header (a header line may start with ``#``, as ``np.savetxt`` writes it). A single
-      prediction column is returned as a 1-D array of P(y = 1).
+    * ``.npy``: the predictions, memory-mapped read-only (``mmap_mode="r"``: nothing is read
+      until used, and nothing can write into the file); the labels come from
+      ``labels_path`` (a ``.npy``, also memory-mapped, or a one-column ``.csv``).
+    * ``.csv`` (``.txt``, ``.tsv``): one row per sample, cells separated by ``,``, ``;`` or
+      a tab (told from the first line; ``sep`` to say), quoted cells as pandas and the
+      ``csv`` module write them.  The labels are in the column named ``labels_column``, or
+      ``label``/``labels``/``y`` when the first line is a header (it may start with ``#``,
+      as ``np.savetxt`` writes it), or else the last column; every other column is a
+      prediction.  A first column without a name (``,p0,p1,label``, or ``Unnamed: 0``) is
+      pandas' index, as ``df.to_csv(path)`` writes it, and is dropped (after checking that
+      it holds whole numbers).  A single prediction column is P(y = 1), returned 1-D.
+    * ``.parquet`` (the ``parquet`` extra, pyarrow): the predictions as one column of
+      lists of equal length, or one column per class (``prob_column`` a list of names, or a
+      prefix ending in ``*`` such as ``"prob_*"``: the matching columns in file order), and a
+      label column; by default the first column named in :data:`PREDICTION_KEYS` and in
+      :data:`LABEL_KEYS`.  Read row group by row group; a null is an error.
 
-    Files are read with ``allow_pickle=False``, always. The shapes are checked here
-    (predictions 1-D or 2-D, labels 1-D, one label per row of predictions); the values
-    (finite, in range, rows summing to 1) are checked by every metric.
+    Labels may be class names (strings) in any format, with ``classes``: the names in the
+    column order of the predictions (``--classes`` on the command line); they are returned
+    as column indices.  Without ``classes``, names are a ``TypeError`` that says so.
+
+    The shapes are checked here (predictions 1-D or 2-D, labels 1-D, one label per row of
+    predictions); the values (finite, in range, rows summing to 1) are checked by every
+    metric.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The predictions file: ``.npz``, ``.npy`` or ``.csv``.
+        The predictions file: ``.npz``, ``.npy``, ``.csv`` or ``.parquet``.
     labels_path : str or os.PathLike, optional
         The labels of a ``.npy`` of predictions (only then).
     prob_key, labels_key : str, optional
         Names of the arrays in a ``.npz`` (only then).
+    prob_column : str or sequence of str, optional
+        The predictions of a ``.parquet``: a column of lists, a list of one column per
+        class, or a prefix ending in ``*``.
+    labels_column : str, optional
+        The label column of a ``.parquet`` or of a ``.csv`` with a header.
+    classes : sequence of str, optional
+        Class names in column order, when the labels are names.
+    sep : str, optional
+        The separator of a ``.csv`` (predictions or labels), when not told from line 1.
 
     Returns
     -------
     predictions : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        As stored (probabilities or logits; the dtype of the file).
+        As stored (probabilities or logits; the dtype of the file; a read-only
+        ``np.memmap`` for a ``.npy``).
     labels : ndarray of shape (n_samples,)
+        As stored, or column indices (``intp``) with ``classes``.
 
     Raises
     ------
@@ -105,6 +148,14 @@ def load_predictions(
         A file does not exist.
     ValueError
         Anything else wrong with a file or the options, with a message naming the file.
+    TypeError
+        Labels that are names without ``classes``.
+    ImportError
+        A ``.parquet`` without pyarrow.
+
+    See Also
+    --------
+    iter_predictions : the same arrays in row blocks, in bounded memory.
 
     Examples
     --------
@@ -115,35 +166,161 @@ def load_predictions(
     >>> prob, labels = load_predictions(path)
     >>> prob.shape, labels.tolist()
     ((2, 2), [0, 1])
+    >>> np.savez(path, probs=np.array([[0.8, 0.2], [0.3, 0.7]]), labels=["cat", "dog"])
+    >>> load_predictions(path, classes=["cat", "dog"])[1].tolist()
+    [0, 1]
     """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    _check_options(suffix, path, labels_path, prob_key, labels_key)
-    if suffix == ".npz":
-        predictions, labels, labels_source = _read_npz(path, prob_key, labels_key)
-    elif suffix == ".npy":
-        labels_path = Path(labels_path)
-        predictions, labels = _read_npy(path), _read_labels(labels_path)
-        labels_source = str(labels_path)
-    else:
-        predictions, labels = _read_csv(path)
-        labels_source = f"the labels column of {path}"
-    _check_shapes(predictions, labels, path, labels_source)
-    return predictions, labels
+    options = _Options.checked(
+        path, labels_path, prob_key, labels_key, prob_column, labels_column, classes, sep
+    )
+    predictions, labels, labels_source = _READERS[options.kind](options)
+    _check_shapes(predictions, labels, options.path, labels_source)
+    n_classes = 2 if predictions.ndim == 1 else predictions.shape[1]
+    return predictions, iv.labels_from_file(labels, classes, n_classes, labels_source)
 
 
-def _check_options(suffix, path, labels_path, prob_key, labels_key) -> None:
-    if suffix not in (".npz", ".npy", ".csv", ".txt"):
-        raise ValueError(f"`path` must end in .npz, .npy or .csv; got {path.name!r}.")
-    if suffix == ".npy" and labels_path is None:
+def iter_predictions(
+    path: str | os.PathLike,
+    *,
+    block_rows: int = DEFAULT_BLOCK_ROWS,
+    labels_path: str | os.PathLike | None = None,
+    prob_key: str | None = None,
+    labels_key: str | None = None,
+    prob_column: str | Sequence[str] | None = None,
+    labels_column: str | None = None,
+    classes: ArrayLike | None = None,
+    sep: str | None = None,
+) -> Iterator[tuple[NDArray, NDArray]]:
+    """Yield ``(predictions, labels)`` in blocks of at most ``block_rows`` rows.
+
+    The options and the file layouts are those of :func:`load_predictions`, and the blocks
+    concatenated are its arrays, exactly.  Each block is checked for shape (the same number
+    of columns in every block, one label per row; names mapped with ``classes``); the
+    caller checks the values, as the metrics do.  Memory, besides the blocks yielded:
+
+    * ``.npy``: none; each block is a slice of the read-only memory map (the pages read
+      are the operating system's file cache).  Labels from a ``.npy`` are memory-mapped
+      too; labels from a ``.csv`` are read whole (one number per row).
+    * ``.npz``: one block per array: each member is streamed through ``zipfile`` (stored
+      or deflated alike: its ``.npy`` header gives the dtype and shape, then the rows are
+      read block by block).  A member saved in Fortran order or with a version 3 header
+      cannot be cut into rows and is read whole.
+    * ``.csv``: the text of one block of lines, parsed by NumPy's C reader.
+    * ``.parquet``: one batch, read row group by row group with pyarrow.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The predictions file: ``.npz``, ``.npy``, ``.csv`` or ``.parquet``.
+    block_rows : int, default 65536
+        Largest number of rows per block.
+    labels_path, prob_key, labels_key, prob_column, labels_column, classes, sep
+        As in :func:`load_predictions`.
+
+    Yields
+    ------
+    predictions : ndarray of shape (rows,) or (rows, n_classes)
+        A block of predictions, as stored.
+    labels : ndarray of shape (rows,)
+        Its labels (column indices with ``classes``).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from calibration_toolbox.io import iter_predictions
+    >>> folder = tempfile.mkdtemp()
+    >>> np.save(os.path.join(folder, "p.npy"), np.full((5, 2), 0.5))
+    >>> np.save(os.path.join(folder, "y.npy"), np.array([0, 1, 1, 0, 1]))
+    >>> blocks = iter_predictions(
+    ...     os.path.join(folder, "p.npy"), labels_path=os.path.join(folder, "y.npy"), block_rows=2
+    ... )
+    >>> [len(labels) for _, labels in blocks]
+    [2, 2, 1]
+    """
+    block_rows = iv.integer_at_least(1)(block_rows, "block_rows")
+    options = _Options.checked(
+        path, labels_path, prob_key, labels_key, prob_column, labels_column, classes, sep
+    )
+    return _checked_blocks(_BLOCK_READERS[options.kind](options, block_rows), options)
+
+
+def _checked_blocks(blocks, options: _Options) -> Iterator[tuple[NDArray, NDArray]]:
+    """The blocks with their shapes checked and names mapped; an error for no rows at all."""
+    rows, width = 0, None
+    for predictions, labels, labels_source in blocks:
+        if len(predictions) == 0 and len(labels) == 0:
+            continue
+        _check_shapes(predictions, labels, options.path, labels_source)
+        if width is None:
+            width = predictions.shape[1:]
+        elif predictions.shape[1:] != width:
+            raise ValueError(
+                f"{options.path}: row {rows} has predictions of shape {predictions.shape[1:]} "
+                f"where the rows before have {width}; every row needs one entry per class."
+            )
+        n_classes = 2 if predictions.ndim == 1 else predictions.shape[1]
+        yield (
+            predictions,
+            iv.labels_from_file(labels, options.classes, n_classes, labels_source, first_row=rows),
+        )
+        rows += len(predictions)
+    if rows == 0:
+        raise ValueError(f"{options.path} holds no rows of predictions.")
+
+
+class _Options:
+    """The checked options of one read."""
+
+    def __init__(self, **values):
+        self.__dict__.update(values)
+
+    @classmethod
+    def checked(
+        cls, path, labels_path, prob_key, labels_key, prob_column, labels_column, classes, sep
+    ) -> _Options:
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in _SUFFIXES:
+            raise ValueError(
+                "`path` must end in .npz, .npy or .csv (or .txt, .tsv, .parquet); got "
+                f"{path.name!r}."
+            )
+        kind = "csv" if suffix in _TEXT_SUFFIXES else suffix.lstrip(".")
+        kind = "parquet" if suffix in _PARQUET_SUFFIXES else kind
+        _check_labels_path(kind, path, labels_path)
+        labels_path = None if labels_path is None else Path(labels_path)
+        text_labels = labels_path is not None and labels_path.suffix.lower() in _TEXT_SUFFIXES
+        for name, value, kinds, what in (
+            ("prob_key", prob_key, ("npz",), ".npz files"),
+            ("labels_key", labels_key, ("npz",), ".npz files"),
+            ("prob_column", prob_column, ("parquet",), ".parquet files"),
+            ("labels_column", labels_column, ("parquet", "csv"), ".parquet and .csv files"),
+            ("sep", sep, ("csv",) if not text_labels else (kind,), ".csv files"),
+        ):
+            if value is not None and kind not in kinds:
+                raise ValueError(f"`{name}` is only for {what}; got {path.name!r}.")
+        if suffix == ".tsv" and sep is None:
+            sep = "\t"
+        return cls(
+            path=path,
+            kind=kind,
+            labels_path=labels_path,
+            prob_key=prob_key,
+            labels_key=labels_key,
+            prob_column=prob_column,
+            labels_column=labels_column,
+            classes=classes,
+            sep=sep,
+        )
+
+
+def _check_labels_path(kind: str, path: Path, labels_path) -> None:
+    if kind == "npy" and labels_path is None:
         raise ValueError(f"`labels_path` is needed with .npy predictions ({path}).")
-    if suffix != ".npy" and labels_path is not None:
+    if kind != "npy" and labels_path is not None:
         raise ValueError(
             f"`labels_path` is only for .npy predictions; {path} holds its own labels."
         )
-    for name, value in (("prob_key", prob_key), ("labels_key", labels_key)):
-        if suffix != ".npz" and value is not None:
-            raise ValueError(f"`{name}` is only for .npz files; got {path.name!r}.")
 
 
 def _check_file(path: Path) -> bytes:
@@ -159,26 +336,6 @@ def _check_file(path: Path) -> bytes:
     return head
 
 
-def _read_npz(path: Path, prob_key, labels_key) -> tuple[NDArray, NDArray, str]:
-    head = _check_file(path)
-    if not head.startswith(_ZIP_MAGICS):
-        # np.load would try to unpickle it and advise allow_pickle=True: never do that.
-        what = "a single .npy array" if head.startswith(_NPY_MAGIC) else "not a zip archive"
-        raise ValueError(f"{path} is not a .npz archive ({what}).")
-    try:
-        # Our own handle: np.load leaves the file it opened unclosed when zipfile refuses it.
-        with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as archive:
-            prob_name = _pick(archive, prob_key, "prob_key", PREDICTION_KEYS, 2, path)
-            labels_name = _pick(archive, labels_key, "labels_key", LABEL_KEYS, 1, path)
-            predictions = _member(archive, prob_name, path)
-            labels = _member(archive, labels_name, path)
-    except (EOFError, OSError, zipfile.BadZipFile, zlib.error) as error:
-        raise ValueError(
-            f"{path} is not a readable .npz archive (truncated or corrupt: {error})."
-        ) from None
-    return predictions, labels, f"array {labels_name!r} of {path}"
-
-
 def _member(archive, name: str, path: Path) -> NDArray:
     """One array of an open archive, with the reason in words when it cannot be read."""
     try:
@@ -188,7 +345,8 @@ def _member(archive, name: str, path: Path) -> NDArray:
 
 
 def _unreadable(what: str, error: Exception) -> str:
-    if "Object arrays" in str(error):  # NumPy's refusal to unpickle an object array
+    # NumPy's refusal to unpickle an object array, or to memory-map one.
+    if "Object arrays" in str(error) or "Python objects" in str(error):
         return (
             f"{what} holds Python objects (dtype=object), which only unpickling could "
             "read; files are never unpickled: save a numeric array."
@@ -213,117 +371,306 @@ def _pick(archive, key: str | None, key_name: str, candidates, ndim: int, path: 
     )
 
 
+def _read_npz(options: _Options) -> tuple[NDArray, NDArray, str]:
+    path = options.path
+    with _open_npz(path) as archive:
+        prob_name, labels_name = _npz_names(archive, options)
+        predictions = _member(archive, prob_name, path)
+        labels = _member(archive, labels_name, path)
+    return predictions, labels, f"array {labels_name!r} of {path}"
+
+
+class _open_npz:
+    """``np.load`` of a checked ``.npz``, with a read error told in words."""
+
+    def __init__(self, path: Path):
+        head = _check_file(path)
+        if not head.startswith(_ZIP_MAGICS):
+            # np.load would try to unpickle it and advise allow_pickle=True: never do that.
+            what = "a single .npy array" if head.startswith(_NPY_MAGIC) else "not a zip archive"
+            raise ValueError(f"{path} is not a .npz archive ({what}).")
+        self.path = path
+
+    def __enter__(self):
+        # Our own handle: np.load leaves the file it opened unclosed when zipfile refuses it.
+        self.handle = open(self.path, "rb")  # closed by __exit__
+        try:
+            self.archive = np.load(self.handle, allow_pickle=False)
+        except _ARCHIVE_ERRORS as error:
+            self.handle.close()
+            raise ValueError(_corrupt_archive(self.path, error)) from None
+        return self.archive
+
+    def __exit__(self, kind, error, traceback):
+        self.archive.close()
+        self.handle.close()
+        if isinstance(error, _ARCHIVE_ERRORS) and not isinstance(error, ValueError):
+            raise ValueError(_corrupt_archive(self.path, error)) from None
+
+
+_ARCHIVE_ERRORS = (EOFError, OSError, zipfile.BadZipFile, zlib.error)
+
+
+def _corrupt_archive(path: Path, error: Exception) -> str:
+    return f"{path} is not a readable .npz archive (truncated or corrupt: {error})."
+
+
+def _npz_names(archive, options: _Options) -> tuple[str, str]:
+    path = options.path
+    prob_name = _pick(archive, options.prob_key, "prob_key", PREDICTION_KEYS, 2, path)
+    labels_name = _pick(archive, options.labels_key, "labels_key", LABEL_KEYS, 1, path)
+    return prob_name, labels_name
+
+
+def _read_npy_pair(options: _Options) -> tuple[NDArray, NDArray, str]:
+    labels_path = options.labels_path
+    return _read_npy(options.path), _read_labels(labels_path, options.sep), str(labels_path)
+
+
 def _read_npy(path: Path) -> NDArray:
+    """The array of a ``.npy``, memory-mapped read-only (a write raises)."""
     if not _check_file(path).startswith(_NPY_MAGIC):
         raise ValueError(f"{path} is not a .npy file (it does not start as NumPy writes one).")
     try:
-        with open(path, "rb") as handle:
-            return np.load(handle, allow_pickle=False)
+        return np.load(path, mmap_mode="r", allow_pickle=False)
     except _READ_ERRORS as error:
         raise ValueError(_unreadable(str(path), error)) from None
 
 
-def _read_labels(path: Path) -> NDArray:
+def _read_labels(path: Path, sep: str | None) -> NDArray:
     if path.suffix.lower() == ".npy":
         return _read_npy(path)
-    _, table = _read_table(path)
-    if table.shape[1] != 1:
-        raise ValueError(f"{path} must hold one column of labels; got {table.shape[1]}.")
-    return table[:, 0]
+    reader = _csv_reader(path, sep, labels_only=True, labels_column=None, text_labels=False)
+    _, labels = reader.read_all()
+    return labels
 
 
-def _read_csv(path: Path) -> tuple[NDArray, NDArray]:
-    header, table = _read_table(path)
-    if table.shape[1] < 2:
-        raise ValueError(
-            f"{path} must hold prediction columns and a label column; got one column."
-        )
-    label_column = table.shape[1] - 1
-    if header is not None:
-        named = [i for i, name in enumerate(header) if name in CSV_LABEL_COLUMNS]
-        label_column = named[0] if named else label_column
-    predictions = np.delete(table, label_column, axis=1)
-    if predictions.shape[1] == 1:
-        predictions = predictions[:, 0]  # one column: P(y = 1)
-    return predictions, table[:, label_column]
+def _read_csv(options: _Options) -> tuple[NDArray, NDArray, str]:
+    predictions, labels = _predictions_csv(options).read_all()
+    return predictions, labels, f"the labels column of {options.path}"
 
 
-def _read_table(path: Path) -> tuple[list[str] | None, NDArray]:
-    """The optional header (lower-case names) and the numbers of a comma-separated file."""
-    _check_file(path)
+def _predictions_csv(options: _Options) -> _csv_reader:
+    """The reader of a ``.csv`` of predictions (labels as text when names are expected)."""
+    return _csv_reader(
+        options.path,
+        options.sep,
+        labels_only=False,
+        labels_column=options.labels_column,
+        text_labels=options.classes is not None,
+    )
+
+
+class _csv_reader:
+    """The lines of a delimited file, read whole or in blocks under one layout."""
+
+    def __init__(self, path: Path, sep, **layout_options):
+        _check_file(path)
+        self.path = path
+        with self._open() as handle:
+            first, self.first_number = _first_line(handle, path)
+        self.layout = _csv.layout(path, first, sep=sep, **layout_options)
+
+    def _open(self):
+        try:
+            # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of the header.
+            return open(self.path, encoding="utf-8-sig", newline=None)
+        except OSError as error:  # pragma: no cover - the file was checked just before
+            raise ValueError(f"{self.path} cannot be read: {error}.") from None
+
+    def _data(self, handle):
+        """The handle past the header (or at the first row), and the first line's number."""
+        for _ in range(self.first_number - 1):
+            handle.readline()
+        if self.layout.header is not None:
+            handle.readline()
+            return self.first_number + 1
+        return self.first_number
+
+    def read_all(self) -> tuple[NDArray, NDArray]:
+        with self._open() as handle:
+            first = self._data(handle)
+            text = _decoded(handle.read, self.path)
+        if not text.strip():
+            raise ValueError(f"{self.path} has a header but no rows of numbers.")
+        return self.layout.read_block(text, first)
+
+    def blocks(self, block_rows: int):
+        with self._open() as handle:
+            number = self._data(handle)
+            while True:
+                lines = _decoded(lambda: list(islice(handle, block_rows)), self.path)
+                if not lines:
+                    return
+                yield self.layout.read_block("".join(lines), number)
+                number += len(lines)
+
+
+def _decoded(read, path: Path):
     try:
-        text = path.read_text(encoding="utf-8")
+        return read()
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not a UTF-8 text file.") from None
-    lines = [
-        (number, line)
-        for number, line in enumerate(text.splitlines(), start=1)
-        if line.strip() and not (number > 1 and line.lstrip().startswith("#"))
-    ]
-    if not lines:
-        raise ValueError(f"{path} is empty.")
-    header = _header(lines[0][1])
-    rows = lines[1:] if header is not None else lines
-    if not rows:
-        raise ValueError(f"{path} has a header but no rows of numbers.")
+
+
+def _first_line(handle, path: Path) -> tuple[str, int]:
+    """The first line that is not blank, and its number (1-based)."""
     try:
-        table = np.loadtxt([line for _, line in rows], delimiter=",", ndmin=2, comments=None)
-    except ValueError:
-        raise ValueError(_first_bad_row(path, rows, header)) from None
-    return header, table
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                return line.rstrip("\n"), number
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a UTF-8 text file.") from None
+    raise ValueError(f"{path} is empty.")
 
 
-def _header(line: str) -> list[str] | None:
-    """The lower-case column names when ``line`` is a header, else None.
+def _read_parquet(options: _Options) -> tuple[NDArray, NDArray, str]:
+    from calibration_toolbox import _parquet
 
-    A header starts with ``#`` (as ``np.savetxt`` writes it), names a labels column, or holds
-    no number at all; a data row with a typo is therefore an error, not a skipped header.
-    """
-    names = [cell.strip().strip('"').lower() for cell in line.lstrip("# ").split(",")]
-    is_header = (
-        line.lstrip().startswith("#")
-        or any(name in CSV_LABEL_COLUMNS for name in names)
-        or not any(_is_number(name) for name in names)
+    predictions, labels, column = _parquet.read(
+        options.path, options.prob_column, options.labels_column
     )
-    return names if is_header else None
+    return predictions, labels, f"column {column!r} of {options.path}"
 
 
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
+_READERS = {"npz": _read_npz, "npy": _read_npy_pair, "csv": _read_csv, "parquet": _read_parquet}
 
 
-def _first_bad_row(path: Path, rows: list[tuple[int, str]], header: list[str] | None) -> str:
-    """Where and why ``np.loadtxt`` refused the rows (a Python scan, on the error path only)."""
-    width = len(header) if header is not None else len(rows[0][1].split(","))
-    for number, line in rows:
-        cells = line.split(",")
-        if len(cells) != width:
-            return f"{path} line {number} has {len(cells)} cells; expected {width}."
-        for column, cell in enumerate(cells, start=1):
-            if not _is_number(cell):
-                return f"{path} line {number}, cell {column}: {cell.strip()!r} is not a number."
-    return f"{path} cannot be read as comma-separated numbers."
+# -- blocks --------------------------------------------------------------------------------
+def _npy_blocks(options: _Options, block_rows: int):
+    predictions, labels, source = _read_npy_pair(options)
+    _check_shapes(predictions, labels, options.path, source)
+    for start in range(0, len(labels), block_rows):
+        rows = slice(start, start + block_rows)
+        yield predictions[rows], labels[rows], source
 
 
-def _check_shapes(predictions: NDArray, labels: NDArray, path: Path, labels_source: str) -> None:
-    if predictions.ndim not in (1, 2):
+def _npz_blocks(options: _Options, block_rows: int):
+    """Blocks of the two members, streamed side by side; their shapes checked first."""
+    path = options.path
+    with _open_npz(path) as archive:
+        prob_name, labels_name = _npz_names(archive, options)
+    source = f"array {labels_name!r} of {path}"
+    _check_shapes(_member_shape(path, prob_name), _member_shape(path, labels_name), path, source)
+    predictions = _member_blocks(path, prob_name, block_rows)
+    labels = _member_blocks(path, labels_name, block_rows)
+    for prediction_block, label_block in zip(predictions, labels, strict=True):
+        yield prediction_block, label_block, source
+
+
+def _member_shape(path: Path, name: str) -> tuple[int, ...]:
+    """The shape of a member, from its ``.npy`` header (the whole member when unusual)."""
+    with _member_stream(path, name) as (_, header):
+        if header is not None:
+            return header[0]
+    return _whole_member(path, name).shape
+
+
+class _member_stream:
+    """A member's stream past its ``.npy`` header, and the header ``(shape, fortran, dtype)``.
+
+    The header is ``None`` when the member cannot be cut into rows (a version 3 header,
+    Fortran order, Python objects, a 0-d array): it is then read whole.
+    """
+
+    def __init__(self, path: Path, name: str):
+        self.path, self.name = path, name
+
+    def __enter__(self):
+        try:
+            self.archive = zipfile.ZipFile(self.path)
+            self.stream = self.archive.open(f"{self.name}.npy")
+            version = np.lib.format.read_magic(self.stream)
+            header = None
+            if version in _HEADER_READERS:
+                header = _HEADER_READERS[version](self.stream)
+                shape, fortran_order, dtype = header
+                if fortran_order or dtype.hasobject or len(shape) == 0:
+                    header = None
+        except _READ_ERRORS as error:
+            self.__exit__(None, None, None)
+            raise ValueError(_unreadable(f"array {self.name!r} of {self.path}", error)) from None
+        return self.stream, header
+
+    def __exit__(self, kind, error, traceback):
+        for handle in ("stream", "archive"):
+            if hasattr(self, handle):
+                getattr(self, handle).close()
+
+
+def _member_blocks(path: Path, name: str, block_rows: int):
+    """Row blocks of one ``.npy`` member of a zip archive, streamed (stored or deflated)."""
+    with _member_stream(path, name) as (stream, header):
+        if header is None:
+            whole = _whole_member(path, name)
+            for start in range(0, len(whole), block_rows):
+                yield whole[start : start + block_rows]
+            return
+        shape, _, dtype = header
+        row_bytes = dtype.itemsize * int(np.prod(shape[1:], dtype=np.int64))
+        try:
+            for start in range(0, shape[0], block_rows):
+                rows = min(block_rows, shape[0] - start)
+                data = stream.read(rows * row_bytes)
+                if len(data) != rows * row_bytes:
+                    raise EOFError(f"the array ends after {start * row_bytes + len(data)} bytes")
+                yield np.frombuffer(data, dtype).reshape(rows, *shape[1:])
+            stream.read()  # to the end: zipfile checks the CRC there
+        except _READ_ERRORS as error:
+            raise ValueError(_unreadable(f"array {name!r} of {path}", error)) from None
+
+
+_HEADER_READERS = {
+    (1, 0): np.lib.format.read_array_header_1_0,
+    (2, 0): np.lib.format.read_array_header_2_0,
+}
+
+
+def _whole_member(path: Path, name: str) -> NDArray:
+    with _open_npz(path) as archive:
+        return _member(archive, name, path)
+
+
+def _csv_blocks(options: _Options, block_rows: int):
+    source = f"the labels column of {options.path}"
+    for predictions, labels in _predictions_csv(options).blocks(block_rows):
+        yield predictions, labels, source
+
+
+def _parquet_blocks(options: _Options, block_rows: int):
+    from calibration_toolbox import _parquet
+
+    blocks = _parquet.blocks(options.path, options.prob_column, options.labels_column, block_rows)
+    for predictions, labels, column in blocks:
+        yield predictions, labels, f"column {column!r} of {options.path}"
+
+
+_BLOCK_READERS = {
+    "npz": _npz_blocks,
+    "npy": _npy_blocks,
+    "csv": _csv_blocks,
+    "parquet": _parquet_blocks,
+}
+
+
+def _check_shapes(predictions, labels, path: Path, labels_source: str) -> None:
+    """Check the shapes of ``predictions`` and ``labels`` (arrays, or their shapes)."""
+    prediction_shape = getattr(predictions, "shape", predictions)
+    label_shape = getattr(labels, "shape", labels)
+    if len(prediction_shape) not in (1, 2):
         raise ValueError(
             f"the predictions in {path} must be a 1-D array of P(y = 1) or a 2-D array of "
-            f"shape (n_samples, n_classes); got shape {predictions.shape}."
+            f"shape (n_samples, n_classes); got shape {prediction_shape}."
         )
-    if labels.ndim != 1:
+    if len(label_shape) != 1:
         raise ValueError(
             f"the labels ({labels_source}) must be a 1-D array of class indices; got shape "
-            f"{labels.shape}."
+            f"{label_shape}."
         )
-    if len(predictions) != len(labels):
+    if prediction_shape[0] != label_shape[0]:
         raise ValueError(
-            f"{path} holds {len(predictions)} rows of predictions but there are "
-            f"{len(labels)} labels ({labels_source}); one label per row is needed."
+            f"{path} holds {prediction_shape[0]} rows of predictions but there are "
+            f"{label_shape[0]} labels ({labels_source}); one label per row is needed."
         )
-    if len(labels) == 0:
+    if label_shape[0] == 0:
         raise ValueError(f"{path} holds no rows of predictions.")

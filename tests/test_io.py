@@ -234,3 +234,183 @@ def test_only_the_arrays_used_are_read(tmp_path):
     np.savez(tmp_path / "p.npz", probs=PROB, labels=LABELS, notes=np.array([None], dtype=object))
     prob, _ = load_predictions(tmp_path / "p.npz")
     assert_array_equal(prob, PROB)
+
+
+# -- separators, pandas' files, names ------------------------------------------------------
+def test_separators_are_told_from_the_first_line(tmp_path):
+    for sep, name in ((",", "a.csv"), (";", "b.csv"), ("\t", "c.tsv"), ("\t", "d.csv")):
+        lines = [sep.join(["p0", "p1", "label"])] + [
+            sep.join([*map(str, row.tolist()), str(label)])
+            for row, label in zip(PROB, LABELS, strict=True)
+        ]
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+        prob, labels = load_predictions(tmp_path / name)
+        assert_array_equal(prob, PROB)
+        assert_array_equal(labels, LABELS)
+    (tmp_path / "e.csv").write_text("0.8|0.2|0\n0.3|0.7|1\n")
+    prob, _ = load_predictions(tmp_path / "e.csv", sep="|")
+    assert_array_equal(prob, PROB[:2])
+
+
+BAD_SEPARATORS = {
+    "ambiguous": ("p0,p1;label\n0.8,0.2;0\n", {}, r"p\.csv line 1 holds both ',' and ';'.*`sep`"),
+    "mixed": ("p0;p1;label\n0.8;0.2;0\n0.3,0.7,1\n", {}, r"p\.csv line 3 is separated by ','"),
+    "bad sep": ("0.8,0.2,0\n", {"sep": ",,"}, r"`sep` must be one character"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SEPARATORS))
+def test_separator_errors_name_the_line(case, tmp_path):
+    text, options, message = BAD_SEPARATORS[case]
+    (tmp_path / "p.csv").write_text(text)
+    with pytest.raises(ValueError, match=message):
+        load_predictions(tmp_path / "p.csv", **options)
+
+
+def test_pandas_index_column_and_quoted_names(tmp_path):
+    # What df.to_csv(path) writes: an unnamed index column, names quoted when they need it.
+    (tmp_path / "p.csv").write_text(
+        ',p0,p1,p2,label\n0,0.7,0.2,0.1,cat\n1,0.1,0.8,0.1,"dog, big"\n'
+        '2,0.2,0.2,0.6,"say ""hi"""\n'
+    )
+    classes = ["cat", "dog, big", 'say "hi"']
+    prob, labels = load_predictions(tmp_path / "p.csv", classes=classes)
+    assert_array_equal(prob, [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]])
+    assert_array_equal(labels, [0, 1, 2])
+    # pd.Series(y).to_csv(path): index, then the labels under the name 0
+    (tmp_path / "y.csv").write_text(",0\n0,0\n1,1\n2,1\n")
+    np.save(tmp_path / "p.npy", PROB)
+    _, labels = load_predictions(tmp_path / "p.npy", labels_path=tmp_path / "y.csv")
+    assert_array_equal(labels, LABELS)
+    (tmp_path / "u.csv").write_text("Unnamed: 0;p0;p1;y\n5;0.8;0.2;0\n9;0.3;0.7;1\n")
+    prob, labels = load_predictions(tmp_path / "u.csv")
+    assert_array_equal(prob, PROB[:2])
+    # an unnamed first column of fractions is data, not an index: never dropped silently
+    (tmp_path / "f.csv").write_text(",p1,label\n0.8,0.2,0\n")
+    with pytest.raises(ValueError, match=r"f\.csv: the first column has no name.*not whole"):
+        load_predictions(tmp_path / "f.csv")
+
+
+def test_names_without_classes_and_unknown_names(tmp_path):
+    (tmp_path / "p.csv").write_text("p0,p1,label\n0.8,0.2,cat\n0.3,0.7,dog\n0.5,0.5,emu\n")
+    with pytest.raises(
+        TypeError,
+        match=r"p\.csv: .*class names \('cat', 'dog', 'emu'\).*"
+        r"`classes` \(`--classes` on the command line\)",
+    ):
+        load_predictions(tmp_path / "p.csv")
+    with pytest.raises(
+        ValueError,
+        match=r"p\.csv: `labels` holds 'emu' \(row 2\), which is "
+        r"not in `classes`",
+    ):
+        load_predictions(tmp_path / "p.csv", classes=["cat", "dog"])
+    np.savez(tmp_path / "n.npz", probs=PROB, labels=np.array(["b", "a", "a"]))
+    _, labels = load_predictions(tmp_path / "n.npz", classes=["b", "a"])
+    assert_array_equal(labels, LABELS)
+    with pytest.raises(TypeError, match=r"n\.npz: `labels` must hold real numbers.*--classes"):
+        load_predictions(tmp_path / "n.npz")
+    # numbers in a CSV are names too with classes: "7" is column 1 of classes [3, 7]
+    (tmp_path / "d.csv").write_text("0.8,0.2,7\n0.3,0.7,3\n")
+    assert_array_equal(load_predictions(tmp_path / "d.csv", classes=[3, 7])[1], [1, 0])
+
+
+# -- memory maps and blocks ----------------------------------------------------------------
+def test_npy_is_memory_mapped_read_only_and_never_written(tmp_path):
+    from calibration_toolbox import (
+        ECE,
+        SCE,
+        DirichletCalibration,
+        IsotonicCalibration,
+        PlattScaling,
+        TemperatureScaling,
+        VectorScaling,
+        brier_score,
+        negative_log_likelihood,
+    )
+
+    rng = np.random.default_rng(5)
+    logits = rng.normal(size=(60, 3)).astype(np.float32)
+    prob = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    for name, array in (("z.npy", logits), ("p.npy", prob), ("p1.npy", prob[:, 1].copy())):
+        np.save(tmp_path / name, array)
+    np.save(tmp_path / "y.npy", rng.integers(0, 3, 60))
+    z, y = load_predictions(tmp_path / "z.npy", labels_path=tmp_path / "y.npy")
+    p, _ = load_predictions(tmp_path / "p.npy", labels_path=tmp_path / "y.npy")
+    p1, _ = load_predictions(tmp_path / "p1.npy", labels_path=tmp_path / "y.npy")
+    for array in (z, y, p, p1):
+        assert isinstance(array, np.memmap)
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 0
+    before = [np.array(a) for a in (z, p, p1, y)]
+    ECE(p, y), SCE(p, y), brier_score(p, y), negative_log_likelihood(z, y, logits=True)
+    SCE(p1, np.minimum(y, 1)), ECE(z, y, logits=True, renormalize=False)
+    for model, X in (
+        (TemperatureScaling(), z),
+        (VectorScaling(), z),
+        (DirichletCalibration(), p),
+        (PlattScaling(), z),
+        (IsotonicCalibration(), p),
+    ):
+        model.fit(X, y).predict_proba(X)
+    for old, new in zip(before, (z, p, p1, y), strict=True):
+        assert_array_equal(old, new)
+
+
+def _write_every_format(tmp_path, prob, labels):
+    np.save(tmp_path / "p.npy", prob)
+    np.save(tmp_path / "y.npy", labels)
+    np.savetxt(tmp_path / "y.csv", labels, fmt="%d", header="label", comments="")
+    np.savez(tmp_path / "a.npz", probs=prob, labels=labels)
+    np.savez_compressed(tmp_path / "c.npz", probs=prob, labels=labels)
+    np.savez(tmp_path / "f.npz", probs=np.asfortranarray(prob), labels=labels)
+    rows = "\n".join(
+        ",".join([*map(repr, row.tolist()), str(k)]) for row, k in zip(prob, labels, strict=True)
+    )
+    (tmp_path / "p.csv").write_text(
+        ",".join(f"p{k}" for k in range(prob.shape[1])) + ",y\n" + rows + "\n"
+    )
+    return [
+        ("p.npy", {"labels_path": tmp_path / "y.npy"}),
+        ("p.npy", {"labels_path": tmp_path / "y.csv"}),
+        ("a.npz", {}),
+        ("c.npz", {}),
+        ("f.npz", {}),
+        ("p.csv", {}),
+    ]
+
+
+@pytest.mark.parametrize("block_rows", [1, 7, 64])
+def test_blocks_concatenate_to_the_whole_file(block_rows, tmp_path):
+    from calibration_toolbox.io import iter_predictions
+
+    rng = np.random.default_rng(11)
+    prob = rng.dirichlet(np.ones(4), size=50)
+    labels = rng.integers(0, 4, size=50)
+    for name, options in _write_every_format(tmp_path, prob, labels):
+        whole = load_predictions(tmp_path / name, **options)
+        blocks = list(iter_predictions(tmp_path / name, block_rows=block_rows, **options))
+        assert all(len(p) == len(y) <= block_rows for p, y in blocks), name
+        assert_array_equal(np.concatenate([p for p, _ in blocks]), whole[0])
+        assert_array_equal(np.concatenate([y for _, y in blocks]), whole[1])
+        assert_array_equal(whole[0], prob)
+
+
+def test_block_errors(tmp_path):
+    from calibration_toolbox.io import iter_predictions
+
+    np.savez(tmp_path / "short.npz", probs=PROB, labels=LABELS[:2])
+    with pytest.raises(ValueError, match=r"3 rows of predictions but there are 2 labels"):
+        list(iter_predictions(tmp_path / "short.npz"))
+    damaged = _flip_byte(_good_npz(), _good_npz().find(b"\x93NUMPY") + 200)
+    (tmp_path / "bad.npz").write_bytes(damaged)
+    with pytest.raises(ValueError, match=r"array 'probs' of .*bad\.npz cannot be read"):
+        list(iter_predictions(tmp_path / "bad.npz", block_rows=8))
+    (tmp_path / "p.csv").write_text("0.8,0.2,0\n0.3,0.7,1\n0.5,0.5\n")
+    with pytest.raises(ValueError, match=r"p\.csv line 3 has 2 cells; expected 3"):
+        list(iter_predictions(tmp_path / "p.csv", block_rows=2))
+    (tmp_path / "n.csv").write_text("0.8,0.2,a\n0.3,0.7,b\n0.5,0.5,c\n")
+    with pytest.raises(ValueError, match=r"`labels` holds 'c' \(row 2\)"):
+        list(iter_predictions(tmp_path / "n.csv", block_rows=2, classes=["a", "b"]))
+    with pytest.raises(ValueError, match=r"`block_rows` must be an integer >= 1"):
+        iter_predictions(tmp_path / "n.csv", block_rows=0)

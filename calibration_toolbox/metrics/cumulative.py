@@ -194,6 +194,9 @@ _SHARED_PARAMETERS = """\
         weights give the value of duplicated rows.
     renormalize : bool, default False
         Divide each row of ``prob`` by its sum first.  Not with ``logits=True``.
+    classes : array-like of str or numbers, shape (K,), optional
+        Class names in the column order of ``prob``; ``labels`` are then names, looked up
+        among them (the rule of :func:`~calibration_toolbox.ECE`).
 
     Returns
     -------
@@ -224,6 +227,7 @@ def _shared_docstring(function):
     return function
 
 
+@iv.accepts_classes
 @_shared_docstring
 def KSCE(
     prob: ArrayLike,
@@ -234,6 +238,7 @@ def KSCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Kolmogorov-Smirnov calibration error (Gupta et al. 2021), bin-free.
 
@@ -285,6 +290,7 @@ def KSCE(
     return float(np.maximum(highs, -lows).mean())
 
 
+@iv.accepts_classes
 @_shared_docstring
 def KuiperCE(
     prob: ArrayLike,
@@ -295,6 +301,7 @@ def KuiperCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Kuiper calibration error (Arrieta-Ibarra et al. 2022): the range of the KS walk.
 
@@ -408,6 +415,7 @@ def _largest_monotone_bin_count(pairs: _SortedPairs, adaptive_bins: bool, max_bi
     return max(monotone, default=1)
 
 
+@iv.accepts_classes
 def ECESweep(
     prob: ArrayLike,
     labels: ArrayLike,
@@ -418,6 +426,7 @@ def ECESweep(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> ECESweepResult:
     r"""Monotone-sweep ECE of the top label (Roelofs et al. 2022).
 
@@ -469,6 +478,9 @@ def ECESweep(
         Non-negative weights; every count is a weighted count.
     renormalize : bool, default False
         Divide each row of ``prob`` by its sum first.  Not with ``logits=True``.
+    classes : array-like of str or numbers, shape (K,), optional
+        Class names in the column order of ``prob``; ``labels`` are then names, looked up
+        among them (the rule of :func:`~calibration_toolbox.ECE`).
 
     Returns
     -------

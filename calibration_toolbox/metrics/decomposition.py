@@ -54,6 +54,7 @@ class BrierDecomposition:
     within_bin_covariance: float
 
 
+@iv.accepts_classes
 def brier_decomposition(
     prob: ArrayLike,
     labels: ArrayLike,
@@ -62,6 +63,7 @@ def brier_decomposition(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> BrierDecomposition:
     r"""Reliability, resolution, uncertainty and the two within-bin terms of the Brier score.
 
@@ -123,6 +125,9 @@ def brier_decomposition(
         terms of duplicated rows).
     renormalize : bool, default False
         Divide each row of ``prob`` by its sum first.  Not with ``logits=True``.
+    classes : array-like of str or numbers, shape (K,), optional
+        Class names in the column order of ``prob``; ``labels`` are then names, looked up
+        among them (the rule of :func:`~calibration_toolbox.ECE`).
 
     Returns
     -------

@@ -114,6 +114,13 @@ _DOC_FRAGMENTS = {
         Divide each row of ``prob`` by its sum first (into a new array), to accept
         probabilities rounded when saved, e.g. to a CSV.  Values must still lie in [0, 1]
         and every row must have a positive sum.  Not with ``logits=True``.
+    classes : array-like of str or numbers, shape (K,), optional
+        Class names in the column order of ``prob`` (``classes[k]`` names column k);
+        ``labels`` are then names, looked up among them: ``ECE(prob, ["dog", "cat"],
+        classes=["cat", "dog"])`` equals ``ECE(prob, [1, 0])``.  With ``classes`` every
+        label is a name (numbers too: ``classes=[3, 7]`` maps the label 7 to column 1);
+        integer labels with string names are a ``TypeError``, a name not in ``classes``
+        a ``ValueError`` naming it and its row, and ``classes`` must name every column.
 """,
     "{returns}": """\
     Returns
@@ -374,6 +381,7 @@ def _cut_for(value: float, dtype: np.dtype) -> np.generic:
     return cut
 
 
+@iv.accepts_classes
 @_shared_docstring
 def calibration_table(
     prob: ArrayLike,
@@ -387,6 +395,7 @@ def calibration_table(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> CalibrationTable:
     """Per-(group, bin) table of weighted counts, score sums and target sums.
 
@@ -1051,6 +1060,7 @@ def _one_spelling(value, default, synonym, name: str, synonym_name: str):
     return synonym
 
 
+@iv.accepts_classes
 @_shared_docstring
 def GCE(
     prob: ArrayLike,
@@ -1065,6 +1075,7 @@ def GCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
     bin: Union[int, ArrayLike, None] = None,
     debias: bool = False,
 ) -> float:
@@ -1256,6 +1267,7 @@ def _named_metric(
     )
 
 
+@iv.accepts_classes
 @_shared_docstring
 def ECE(
     prob: ArrayLike,
@@ -1265,6 +1277,7 @@ def ECE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Expected Calibration Error of the top label, equal-width bins (Naeini 2015; Guo 2017).
 
@@ -1310,6 +1323,7 @@ def ECE(
     return _named_metric("ECE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@iv.accepts_classes
 @_shared_docstring
 def RMSCE(
     prob: ArrayLike,
@@ -1319,6 +1333,7 @@ def RMSCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Root-mean-square calibration error of the top label (Hendrycks et al. 2019).
 
@@ -1352,6 +1367,7 @@ def RMSCE(
     return _named_metric("RMSCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@iv.accepts_classes
 @_shared_docstring
 def MCE(
     prob: ArrayLike,
@@ -1361,6 +1377,7 @@ def MCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Maximum Calibration Error of the top label (Naeini et al. 2015).
 
@@ -1395,6 +1412,7 @@ def MCE(
     return _named_metric("MCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@iv.accepts_classes
 @_shared_docstring
 def ACE(
     prob: ArrayLike,
@@ -1404,6 +1422,7 @@ def ACE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Adaptive Calibration Error (Nixon et al. 2019): class-wise, equal-mass bins.
 
@@ -1440,6 +1459,7 @@ def ACE(
     return _named_metric("ACE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@iv.accepts_classes
 @_shared_docstring
 def SCE(
     prob: ArrayLike,
@@ -1449,6 +1469,7 @@ def SCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Static Calibration Error (Nixon et al. 2019), the class-wise ECE of Kull et al. 2019.
 
@@ -1487,6 +1508,7 @@ def SCE(
     return _named_metric("SCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@iv.accepts_classes
 @_shared_docstring
 def ToprCE(
     prob: ArrayLike,
@@ -1497,6 +1519,7 @@ def ToprCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Top-r calibration error (Nixon et al. 2019): class-wise ECE of each row's r largest.
 
@@ -1543,6 +1566,7 @@ def ToprCE(
     return _named_metric("ToprCE", prob, labels, bins, logits, sample_weight, renormalize, top_k)
 
 
+@iv.accepts_classes
 @_shared_docstring
 def TACE(
     prob: ArrayLike,
@@ -1553,6 +1577,7 @@ def TACE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
     threshold: float | None = None,
 ) -> float:
     r"""Thresholded Adaptive Calibration Error (Nixon et al. 2019).
@@ -1603,6 +1628,7 @@ def TACE(
     )
 
 
+@iv.accepts_classes
 @_shared_docstring
 def expected_calibration_error(
     prob: ArrayLike,
@@ -1612,6 +1638,7 @@ def expected_calibration_error(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Top-label expected calibration error; the same as :func:`ECE`.
 
@@ -1642,6 +1669,7 @@ def expected_calibration_error(
     )
 
 
+@iv.accepts_classes
 @_shared_docstring
 def OCE(
     prob: ArrayLike,
@@ -1652,6 +1680,7 @@ def OCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Over-confidence part of the top-label ECE: the bins where confidence exceeds accuracy.
 
@@ -1709,6 +1738,7 @@ def OCE(
     )
 
 
+@iv.accepts_classes
 @_shared_docstring
 def UCE(
     prob: ArrayLike,
@@ -1719,6 +1749,7 @@ def UCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Under-confidence part of the top-label ECE: the bins where accuracy exceeds confidence.
 
@@ -1770,6 +1801,7 @@ def UCE(
     )
 
 
+@iv.accepts_classes
 @_shared_docstring
 def TCE(
     prob: ArrayLike,
@@ -1779,6 +1811,7 @@ def TCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Top-label calibration error of Kumar et al. 2019: debiased L2, equal-mass bins.
 
@@ -1830,6 +1863,7 @@ def TCE(
     return _named_metric("TCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@iv.accepts_classes
 @_shared_docstring
 def CWCE(
     prob: ArrayLike,
@@ -1839,6 +1873,7 @@ def CWCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Class-wise (marginal) calibration error of Kumar et al. 2019: debiased L2, equal mass.
 
@@ -1879,6 +1914,7 @@ def CWCE(
     return _named_metric("CWCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@iv.accepts_classes
 @_shared_docstring
 def TopLabelECE(
     prob: ArrayLike,
@@ -1888,6 +1924,7 @@ def TopLabelECE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Top-label ECE of Gupta & Ramdas 2022: the confidence ECE within each predicted class.
 

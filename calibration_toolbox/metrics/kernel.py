@@ -143,6 +143,7 @@ def _mmce_pairs(prob: ArrayLike, labels: ArrayLike, logits: object, renormalize:
     return summary.confidence, summary.correct(checked.prob, checked.labels)
 
 
+@iv.accepts_classes
 def MMCE(
     prob: ArrayLike,
     labels: ArrayLike,
@@ -153,6 +154,7 @@ def MMCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Maximum mean calibration error of the top label (Kumar, Sarawagi & Jain 2018).
 
@@ -203,6 +205,9 @@ def MMCE(
         form that both equals duplicated rows and ignores a common scale).
     renormalize : bool, default False
         Divide each row of ``prob`` by its sum first (into a new array).
+    classes : array-like of str or numbers, shape (K,), optional
+        Class names in the column order of ``prob``; ``labels`` are then names, looked up
+        among them (the rule of :func:`~calibration_toolbox.ECE`).
 
     Returns
     -------
@@ -390,6 +395,7 @@ def _block_estimate(prob: NDArray, labels: NDArray, bandwidth: float, block_size
     return total / (n_blocks * block_size * (block_size - 1) / 2)
 
 
+@iv.accepts_classes
 def SKCE(
     prob: ArrayLike,
     labels: ArrayLike,
@@ -400,6 +406,7 @@ def SKCE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Squared kernel calibration error (Widmann, Lindsten & Zachariah 2019).
 
@@ -458,6 +465,9 @@ def SKCE(
         weighted form that equals duplication; the median heuristic would change with it.)
     renormalize : bool, default False
         Divide each row of ``prob`` by its sum first (into a new array).
+    classes : array-like of str or numbers, shape (K,), optional
+        Class names in the column order of ``prob``; ``labels`` are then names, looked up
+        among them (the rule of :func:`~calibration_toolbox.ECE`).
 
     Returns
     -------

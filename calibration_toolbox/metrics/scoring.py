@@ -27,6 +27,7 @@ def _weighted_sum(values: NDArray, weights: NDArray | None) -> float:
     return np.dot(weights[positive], values[positive])
 
 
+@iv.accepts_classes
 def brier_score(
     prob: ArrayLike,
     labels: ArrayLike,
@@ -34,6 +35,7 @@ def brier_score(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Multiclass Brier score (Brier 1950): mean squared distance to the one-hot label.
 
@@ -60,6 +62,9 @@ def brier_score(
     renormalize : bool, default False
         Divide each row of ``prob`` by its sum first (into a new array), to accept
         probabilities rounded when saved, e.g. to a CSV.  Not with ``logits=True``.
+    classes : array-like of str or numbers, shape (K,), optional
+        Class names in the column order of ``prob``; ``labels`` are then names, looked up
+        among them (the rule of :func:`~calibration_toolbox.ECE`).
 
     Returns
     -------
@@ -121,6 +126,7 @@ def _row_mean(
     return float(total[0] / (checked.n_samples if weights is None else weights.sum()))
 
 
+@iv.accepts_classes
 def negative_log_likelihood(
     prob: ArrayLike,
     labels: ArrayLike,
@@ -129,6 +135,7 @@ def negative_log_likelihood(
     sample_weight: ArrayLike | None = None,
     eps: float = 1e-15,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Negative log-likelihood (log loss, cross-entropy) of the labels, in nats.
 
@@ -162,6 +169,9 @@ def negative_log_likelihood(
     renormalize : bool, default False
         Divide each row of ``prob`` by its sum first (into a new array), to accept
         probabilities rounded when saved, e.g. to a CSV.  Not with ``logits=True``.
+    classes : array-like of str or numbers, shape (K,), optional
+        Class names in the column order of ``prob``; ``labels`` are then names, looked up
+        among them (the rule of :func:`~calibration_toolbox.ECE`).
 
     Returns
     -------

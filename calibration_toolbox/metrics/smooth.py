@@ -107,6 +107,7 @@ def _root_between(spectrum: _ResidualSpectrum, lower: float, upper: float) -> fl
     return spectrum.error(root)
 
 
+@iv.accepts_classes
 def SmoothECE(
     prob: ArrayLike,
     labels: ArrayLike,
@@ -115,6 +116,7 @@ def SmoothECE(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> float:
     r"""Smooth ECE of Blasiok & Nakkiran (2024) of the top label (or of ``Scores``).
 
@@ -178,6 +180,9 @@ def SmoothECE(
         (integer weights give the value of duplicated rows).
     renormalize : bool, default False
         Divide each row of ``prob`` by its sum first.  Not with ``logits=True``.
+    classes : array-like of str or numbers, shape (K,), optional
+        Class names in the column order of ``prob``; ``labels`` are then names, looked up
+        among them (the rule of :func:`~calibration_toolbox.ECE`).
 
     Returns
     -------
