@@ -173,7 +173,7 @@ def _check_tables(
     unknown = [method for method in tables if method not in methods]
     missing = [method for method in methods if method not in tables]
     if unknown or (missing and not class_conditional):
-        problem = f"no table for {missing!r}" if missing else f"tables of {unknown!r}"
+        problem = f"tables of {unknown!r}" if unknown else f"no table for {missing!r}"
         raise ValueError(
             f"`{name}` must hold tables of the report's methods {methods!r}; got {problem}."
         )
