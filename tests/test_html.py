@@ -158,11 +158,11 @@ class Page(HTMLParser):
 
 @pytest.fixture(scope="module")
 def rendered():
-    """One page (two methods, class-wise grids for both) and the state around its drawing."""
+    """One page (two methods, the class-wise grid of one) and the state around its drawing."""
     document, tables, class_tables = build_report()
     figures_before = plt.get_fignums()
     rc_before = dict(matplotlib.rcParams)
-    page = render_report(document, tables, class_tables)
+    page = render_report(document, tables, {"temperature": class_tables["temperature"]})
     return {
         "document": document,
         "page": page,
@@ -172,9 +172,8 @@ def rendered():
     }
 
 
-# One reliability diagram and one histogram (uncalibrated -> temperature), one class grid
-# per method.
-EXPECTED_SVGS = 2 + 2
+# One reliability diagram and one histogram (uncalibrated -> temperature), one class grid.
+EXPECTED_SVGS = 2 + 1
 
 
 def test_page_is_one_html5_document_with_one_svg_per_figure(rendered):
@@ -236,7 +235,7 @@ def test_parameter_and_per_class_tables_are_the_documents(rendered):
     parameters = parsed.table("parameters")
     temperature = document["results"][1]["parameters"]["temperature"]
     assert parameters["temperature"] == [f"temperature = {temperature:.4f}"]
-    assert parameters["uncalibrated"] == ["none"]
+    assert parameters["uncalibrated"] == ["none: the predictions as given"]
     per_class = parsed.table("per-class")
     # count and accuracy (temperature keeps the argmax) are one column; ECE one per method
     assert [cell.split()[0] for cell in per_class["header"]] == [
@@ -263,12 +262,17 @@ def test_rendering_leaves_pyplot_and_rcparams_alone(rendered):
     assert rc_after == rc_before
 
 
-def test_class_grid_is_limited_with_a_note_naming_the_classes(monkeypatch):
+def test_class_grid_is_limited_with_a_note_and_parameters_read_right(monkeypatch):
     # The limit is 20; lowered to 3 here so that the grid of a 5-class report stays small.
     monkeypatch.setattr(_html, "MAX_GRID_CLASSES", 3)
     document, tables, class_tables = build_report(n=200, n_classes=5, file="small.npz")
     del class_tables["temperature"]
+    document["results"][0]["parameters"] = {"floor": 3e-6}
+    document["results"][1]["parameters"] = {}
     page = render_report(document, tables, class_tables)
+    parameters = Page(page).table("parameters")
+    assert parameters["uncalibrated"] == ["floor = 3.000e-06"]  # not 0.0000
+    assert parameters["temperature"] == ["not in the report (it lists scalar parameters only)"]
     # A class's ECE in the document is that of its column as scores against 1{label = k}:
     # the class's group of the class-wise table.
     errors = [entry["ECE"] for entry in document["results"][0]["per_class"]]
