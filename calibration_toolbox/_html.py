@@ -55,6 +55,12 @@ _NO_PARAMETERS = {
     False: "not in the report (it lists scalar parameters only)",
 }
 
+# The figures name the top-label reading; one score per row against a 0/1 target is read so.
+_SCORES_NOTE = (
+    " The input is one score per row against a 0/1 target: read accuracy as the mean "
+    "target and confidence as the mean score."
+)
+
 _STYLE = """
 :root { color-scheme: light; }
 body { margin: 0; background: #fff; color: #1a1a1a;
@@ -140,7 +146,7 @@ def render_report(
         _facts(report),
         _metric_section(report, results),
         _parameter_section(results),
-        _figure_section(methods, pooled, figures),
+        _figure_section(methods, pooled, figures, scores=report.get("input") == "scores"),
         _per_class_section(results),
         _grid_section(grids, figures),
         _footer(report),
@@ -330,7 +336,11 @@ def _comparisons(methods: list[str]) -> list[list[str]]:
 
 
 def _figure_section(
-    methods: list[str], tables: dict[str, CalibrationTable], figures: _Figures
+    methods: list[str],
+    tables: dict[str, CalibrationTable],
+    figures: _Figures,
+    *,
+    scores: bool = False,
 ) -> str:
     """A reliability diagram and a confidence histogram for each before/after pair."""
     parts = ["<h2>Reliability diagrams and confidence histograms</h2>"]
@@ -338,7 +348,9 @@ def _figure_section(
         '<p class="note">Reliability: accuracy against mean confidence in each non-empty '
         "bin (error bars: Wilson 95 % intervals; shaded: the gap to the diagonal), the bin "
         "counts below on a log scale. Histogram: the share of samples per confidence bin, "
-        "with the accuracy (dashed) and the mean confidence (dotted).</p>"
+        "with the accuracy (dashed) and the mean confidence (dotted)."
+        + (_SCORES_NOTE if scores else "")
+        + "</p>"
     )
     with _drawing():
         for series in _comparisons(methods):

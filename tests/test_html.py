@@ -262,14 +262,16 @@ def test_rendering_leaves_pyplot_and_rcparams_alone(rendered):
     assert rc_after == rc_before
 
 
-def test_class_grid_is_limited_with_a_note_and_parameters_read_right(monkeypatch):
+def test_grid_limit_note_parameters_and_scores_reading(monkeypatch):
     # The limit is 20; lowered to 3 here so that the grid of a 5-class report stays small.
     monkeypatch.setattr(_html, "MAX_GRID_CLASSES", 3)
     document, tables, class_tables = build_report(n=200, n_classes=5, file="small.npz")
     del class_tables["temperature"]
     document["results"][0]["parameters"] = {"floor": 3e-6}
     document["results"][1]["parameters"] = {}
+    document["input"] = "scores"  # the figures' words are then explained
     page = render_report(document, tables, class_tables)
+    assert "read accuracy as the mean target and confidence as the mean score" in page
     parameters = Page(page).table("parameters")
     assert parameters["uncalibrated"] == ["floor = 3.000e-06"]  # not 0.0000
     assert parameters["temperature"] == ["not in the report (it lists scalar parameters only)"]
