@@ -35,6 +35,7 @@ from calibration_toolbox.plot import (
     MAX_GRID_CLASSES,
     ConfidenceHistogram,
     ReliabilityDiagram,
+    _group,
     _pyplot,
 )
 
@@ -436,7 +437,7 @@ def _grid_classes(table: CalibrationTable, method: str) -> tuple[np.ndarray | No
     )
     if table.n_groups <= MAX_GRID_CLASSES:
         return None, explained
-    errors = [_group_error(table, group) for group in range(table.n_groups)]
+    errors = [_group(table, k).calibration_error(1) for k in range(table.n_groups)]
     chosen = np.sort(np.argsort(errors, kind="stable")[::-1][:MAX_GRID_CLASSES])
     return chosen, (
         f"{explained} Only {MAX_GRID_CLASSES} of the {table.n_groups} classes are drawn "
@@ -444,19 +445,6 @@ def _grid_classes(table: CalibrationTable, method: str) -> tuple[np.ndarray | No
         f"{_text(method)}, the same classes for every method: "
         f"{', '.join(str(k) for k in chosen)}."
     )
-
-
-def _group_error(table: CalibrationTable, group: int) -> float:
-    rows = slice(group, group + 1)
-    return CalibrationTable(
-        edges=table.edges[rows],
-        counts=table.counts[rows],
-        score_sums=table.score_sums[rows],
-        target_sums=table.target_sums[rows],
-        n_classes=table.n_classes,
-        class_conditional=False,
-        adaptive_bins=table.adaptive_bins,
-    ).calibration_error(1)
 
 
 def _footer(report: Mapping[str, Any]) -> str:
