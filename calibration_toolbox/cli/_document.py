@@ -149,8 +149,15 @@ def _entry(
         entry["intervals"] = _intervals(view, labels, options, logits)
     entry["reliability"] = _reliability(table)
     if options.class_tables and not scores:
+        # Every entry P(y = k) of every row (top_k_classes="all"), as SCE bins them: the
+        # default top_k_classes=1 would keep only the rows that predict k.
         class_table = calibration_table(
-            view, labels, bins=options.bins, class_conditional=True, logits=logits
+            view,
+            labels,
+            bins=options.bins,
+            class_conditional=True,
+            top_k_classes="all",
+            logits=logits,
         )
         report.class_tables[name] = class_table
         if options.per_class:

@@ -14,7 +14,7 @@ from calibration_toolbox.metrics import CalibrationTable
 __all__ = ["csv_text", "parameters_text", "table_text"]
 
 _BAR_WIDTH = 24  # characters for [0, 1]: one per 1/24 = 0.042; a row is 75 characters
-_LEGEND = "# accuracy, - confidence above it (overconfident), + accuracy above the confidence"
+_LEGEND = "# accuracy; - overconfidence, confidence above it; + underconfidence"
 
 
 _SYMBOLS = {"temperature": "T"}  # as the papers write them
