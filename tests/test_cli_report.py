@@ -9,6 +9,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import sys
 
 import numpy as np
 import pytest
@@ -277,8 +279,6 @@ REFUSED = {
 
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_refused_option_combinations(case, files, capsys, monkeypatch):
-    import re
-
     monkeypatch.chdir(files)
     args, expected = REFUSED[case]
     line = _error(capsys, "p.npz", *args)
@@ -331,3 +331,10 @@ def test_html_page_is_written_atomically(files, capsys):
     )
     capsys.readouterr()
     assert "<html" in target.read_text(encoding="utf-8").lower()
+
+
+def test_plot_without_matplotlib_says_how_to_install_it(files, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import fails
+    line = _error(capsys, files / "p.npz", "--plot", files / "never.png")
+    assert 'pip install "calibration-toolbox[plot]"' in line
+    assert not (files / "never.png").exists()

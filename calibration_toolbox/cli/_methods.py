@@ -15,18 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, softmax
 
-from calibration_toolbox.recalibration import (
-    BetaCalibration,
-    DirichletCalibration,
-    EnsembleTemperatureScaling,
-    HistogramBinning,
-    IsotonicCalibration,
-    MatrixScaling,
-    PlattScaling,
-    Recalibrator,
-    TemperatureScaling,
-    VectorScaling,
-)
+from calibration_toolbox import recalibration
+from calibration_toolbox.recalibration import Recalibrator
 
 __all__ = [
     "METHODS",
@@ -59,15 +49,27 @@ class Method:
 METHODS: dict[str, Method] = {
     method.name: method
     for method in (
-        Method("temperature", "temperature scaling", TemperatureScaling, "logits"),
-        Method("ensemble", "ensemble temperature scaling", EnsembleTemperatureScaling, "logits"),
-        Method("vector", "vector scaling", VectorScaling, "logits"),
-        Method("matrix", "matrix scaling", MatrixScaling, "logits"),
-        Method("dirichlet", "Dirichlet calibration", DirichletCalibration, "probabilities"),
-        Method("platt", "Platt scaling", PlattScaling, "logits"),
-        Method("beta", "beta calibration", BetaCalibration, "probabilities"),
-        Method("isotonic", "isotonic calibration", IsotonicCalibration, "probabilities"),
-        Method("histogram", "histogram binning", HistogramBinning, "probabilities"),
+        Method("temperature", "temperature scaling", recalibration.TemperatureScaling, "logits"),
+        Method(
+            "ensemble",
+            "ensemble temperature scaling",
+            recalibration.EnsembleTemperatureScaling,
+            "logits",
+        ),
+        Method("vector", "vector scaling", recalibration.VectorScaling, "logits"),
+        Method("matrix", "matrix scaling", recalibration.MatrixScaling, "logits"),
+        Method(
+            "dirichlet",
+            "Dirichlet calibration",
+            recalibration.DirichletCalibration,
+            "probabilities",
+        ),
+        Method("platt", "Platt scaling", recalibration.PlattScaling, "logits"),
+        Method("beta", "beta calibration", recalibration.BetaCalibration, "probabilities"),
+        Method(
+            "isotonic", "isotonic calibration", recalibration.IsotonicCalibration, "probabilities"
+        ),
+        Method("histogram", "histogram binning", recalibration.HistogramBinning, "probabilities"),
     )
 }
 

@@ -12,28 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from calibration_toolbox.metrics import (
-    ACE,
-    CWCE,
-    ECE,
-    GCE,
-    KSCE,
-    MCE,
-    MMCE,
-    OCE,
-    RMSCE,
-    SCE,
-    SKCE,
-    TACE,
-    TCE,
-    UCE,
-    KuiperCE,
-    SmoothECE,
-    TopLabelECE,
-    ToprCE,
-    brier_score,
-    negative_log_likelihood,
-)
+from calibration_toolbox import metrics as measures
 
 __all__ = ["DEFAULT_METRICS", "METRICS", "Metric", "parse_metrics"]
 
@@ -77,25 +56,29 @@ class Metric:
 METRICS: dict[str, Metric] = {
     metric.name: metric
     for metric in (
-        Metric("ECE", ECE),
-        Metric("MCE", MCE),
-        Metric("RMSCE", RMSCE),
-        Metric("SCE", SCE, class_wise=True),
-        Metric("ACE", ACE, class_wise=True),
-        Metric("TACE", TACE, class_wise=True),
-        Metric("OCE", OCE),
-        Metric("UCE", UCE),
-        Metric("TCE", TCE),
-        Metric("CWCE", CWCE, class_wise=True),
-        Metric("TopLabelECE", TopLabelECE, class_wise=True),
-        Metric("DebiasedL2", GCE, options={"class_conditional": False, "norm": 2, "debias": True}),
-        Metric("KSCE", KSCE, binned=False),
-        Metric("KuiperCE", KuiperCE, binned=False),
-        Metric("MMCE", MMCE, binned=False),
-        Metric("SKCE", SKCE, binned=False, class_wise=True),
-        Metric("SmoothECE", SmoothECE, binned=False),
-        Metric("Brier", brier_score, binned=False),
-        Metric("NLL", negative_log_likelihood, binned=False),
+        Metric("ECE", measures.ECE),
+        Metric("MCE", measures.MCE),
+        Metric("RMSCE", measures.RMSCE),
+        Metric("SCE", measures.SCE, class_wise=True),
+        Metric("ACE", measures.ACE, class_wise=True),
+        Metric("TACE", measures.TACE, class_wise=True),
+        Metric("OCE", measures.OCE),
+        Metric("UCE", measures.UCE),
+        Metric("TCE", measures.TCE),
+        Metric("CWCE", measures.CWCE, class_wise=True),
+        Metric("TopLabelECE", measures.TopLabelECE, class_wise=True),
+        Metric(
+            "DebiasedL2",
+            measures.GCE,
+            options={"class_conditional": False, "norm": 2, "debias": True},
+        ),
+        Metric("KSCE", measures.KSCE, binned=False),
+        Metric("KuiperCE", measures.KuiperCE, binned=False),
+        Metric("MMCE", measures.MMCE, binned=False),
+        Metric("SKCE", measures.SKCE, binned=False, class_wise=True),
+        Metric("SmoothECE", measures.SmoothECE, binned=False),
+        Metric("Brier", measures.brier_score, binned=False),
+        Metric("NLL", measures.negative_log_likelihood, binned=False),
     )
 }
 #: The report's metrics without ``--metrics`` (the class-wise ones are left out with --scores).
@@ -113,7 +96,7 @@ def _metric(name: str) -> Metric | None:
     if top_r is None:
         return None
     r = int(top_r.group(1))
-    return Metric(f"Top{r}CE", ToprCE, class_wise=True, options={"r": r})
+    return Metric(f"Top{r}CE", measures.ToprCE, class_wise=True, options={"r": r})
 
 
 def parse_metrics(text: str | None) -> tuple[Metric, ...]:
