@@ -34,6 +34,24 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 
 
+def _before(report: dict) -> dict:
+    """The uncalibrated entry of a JSON report, its metrics beside accuracy and reliability."""
+    return _flat(report["results"][0])
+
+
+def _after(report: dict) -> dict:
+    """The entry of the (one) method of a JSON report, flattened as ``_before``."""
+    return _flat(report["results"][1])
+
+
+def _flat(entry: dict) -> dict:
+    return {**entry, **entry["metrics"]}
+
+
+def _temperature(report: dict) -> float:
+    return report["results"][1]["parameters"]["temperature"]
+
+
 def test_report_on_the_embedded_example_without_arguments(capsys):
     assert main([]) == 0
     text = capsys.readouterr().out
@@ -43,12 +61,12 @@ def test_report_on_the_embedded_example_without_arguments(capsys):
     example = load_example()
     test = example.test_rows
     assert_allclose(
-        report["before"]["ECE"],
+        _before(report)["ECE"],
         ECE(example.logits[test], example.labels[test], logits=True),
         rtol=1e-15,
     )
-    assert report["after"]["ECE"] < report["before"]["ECE"] / 5
-    assert abs(report["temperature"] - 2.0) < 0.1
+    assert _after(report)["ECE"] < _before(report)["ECE"] / 5
+    assert abs(_temperature(report) - 2.0) < 0.1
 
 
 def test_report_on_files(tmp_path, capsys):
@@ -68,7 +86,7 @@ def test_report_on_files(tmp_path, capsys):
     results = []
     for args in (["p.npz"], ["p.npy", "--labels", str(tmp_path / "y.npy")], ["p.csv"]):
         assert main(["report", str(tmp_path / args[0]), *args[1:], "--json"]) == 0
-        results.append(json.loads(capsys.readouterr().out)["before"])
+        results.append(_before(json.loads(capsys.readouterr().out)))
     for result in results:
         assert_allclose(result["SCE"], SCE(prob, labels), rtol=1e-12)
 
@@ -288,7 +306,7 @@ def test_the_json_numbers_are_the_apis(tmp_path):
     np.savez(tmp_path / "p.npz", scores=prob, truth=labels)
     run = _run("report", "p.npz", "--bins", "10", "--json", cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == "", run.stderr
-    report = json.loads(run.stdout)["before"]
+    report = _before(json.loads(run.stdout))
     for name, metric in (("ECE", ECE), ("MCE", MCE), ("ACE", ACE), ("TACE", TACE)):
         assert_allclose(report[name], metric(prob, labels, bins=10), rtol=1e-12)
     assert_allclose(report["NLL"], negative_log_likelihood(prob, labels), rtol=1e-12)
@@ -304,7 +322,7 @@ def test_renormalize_accepts_rounded_rows_and_says_so_when_needed(tmp_path):
     assert "--renormalize" in _one_stderr_line(refused, "error")
     run = _run("report", "rounded.npz", "--renormalize", "--json", cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == "", run.stderr
-    report = json.loads(run.stdout)["before"]
+    report = _before(json.loads(run.stdout))
     for name, metric in (("ECE", ECE), ("SCE", SCE), ("TACE", TACE)):
         assert_allclose(report[name], metric(rounded, labels, renormalize=True), rtol=1e-12)
     assert_allclose(
@@ -326,17 +344,17 @@ def test_recalibrating_binary_probabilities_fits_their_log_odds(tmp_path):
     run = _run("report", "binary.npz", "--recalibrate", "--json", cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == "", run.stderr
     report = json.loads(run.stdout)
-    before, after = report["before"], report["after"]
+    before, after = _before(report), _after(report)
     assert after["ECE"] < before["ECE"] / 2
     assert after["NLL"] < before["NLL"]
     assert after["accuracy"] == before["accuracy"]
-    assert_allclose(report["temperature"], 3.0, rtol=0.1)
+    assert_allclose(_temperature(report), 3.0, rtol=0.1)
     # The documented split and model: T fitted to the two columns [log(1 - p), log p].
     rows = np.random.default_rng(0).permutation(len(p))
     fit, test = np.sort(rows[: len(p) // 2]), np.sort(rows[len(p) // 2 :])
     logits = np.log(np.column_stack([1 - p, p]))
     scaler = TemperatureScaling().fit(logits[fit], labels[fit])
-    assert_allclose(report["temperature"], scaler.temperature_, rtol=1e-12)
+    assert_allclose(_temperature(report), scaler.temperature_, rtol=1e-12)
     calibrated = scaler.predict_proba(logits[test])
     assert_allclose(after["ECE"], ECE(calibrated, labels[test]), rtol=1e-12)
     assert_allclose(after["NLL"], negative_log_likelihood(calibrated, labels[test]), rtol=1e-12)
@@ -351,7 +369,7 @@ def test_recalibrating_float32_probabilities_with_exact_zeros(tmp_path):
     run = _run("report", "p.npz", "--recalibrate", "--json", cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == "", run.stderr
     report = json.loads(run.stdout)
-    assert report["after"]["NLL"] < report["before"]["NLL"]
+    assert _after(report)["NLL"] < _before(report)["NLL"]
 
 
 def test_report_without_a_file_and_help(tmp_path):
@@ -384,8 +402,9 @@ def _check_scores_report(report: dict, scores: np.ndarray, targets: np.ndarray, 
     filled = table.counts[0] > 0
     rows = report["reliability"]
     assert [row["count"] for row in rows] == table.counts[0, filled].tolist()
-    assert_allclose([row["score"] for row in rows], table.mean_score[0, filled], rtol=1e-12)
-    assert_allclose([row["target"] for row in rows], table.mean_target[0, filled], rtol=1e-12)
+    # The JSON contract's keys (report-schema.md), for scores as for confidences.
+    assert_allclose([row["confidence"] for row in rows], table.mean_score[0, filled], rtol=1e-12)
+    assert_allclose([row["accuracy"] for row in rows], table.mean_target[0, filled], rtol=1e-12)
 
 
 def test_scores_report_on_a_csv_and_an_npz(tmp_path):
@@ -405,9 +424,9 @@ def test_scores_report_on_a_csv_and_an_npz(tmp_path):
         run = _run("report", name, "--scores", "--bins", "10", "--json", cwd=tmp_path)
         assert run.returncode == 0 and run.stderr == "", run.stderr
         report = json.loads(run.stdout)
-        assert report["after"] is None
-        _check_scores_report(report["before"], scores, correct, bins=10)
-    assert_allclose(report["before"]["ECE"], 0.17, atol=0.02)  # overconfident, as generated
+        assert [entry["method"] for entry in report["results"]] == ["uncalibrated"]
+        _check_scores_report(_before(report), scores, correct, bins=10)
+    assert_allclose(_before(report)["ECE"], 0.17, atol=0.02)  # overconfident, as generated
     run = _run("report", "answers.csv", "--scores", cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == "", run.stderr
     assert "one score per row against a 0/1 target (--scores)" in run.stdout
@@ -426,12 +445,12 @@ def test_scores_recalibrate_fits_the_two_columns_and_reports_scores(tmp_path):
     fit, test = np.sort(rows[: len(p) // 2]), np.sort(rows[len(p) // 2 :])
     logits = np.log(np.column_stack([1 - p, p]))
     scaler = TemperatureScaling().fit(logits[fit], labels[fit])
-    assert_allclose(report["temperature"], scaler.temperature_, rtol=1e-12)
-    assert_allclose(report["temperature"], 3.0, rtol=0.1)
-    _check_scores_report(report["before"], p[test], labels[test], bins=15)
+    assert_allclose(_temperature(report), scaler.temperature_, rtol=1e-12)
+    assert_allclose(_temperature(report), 3.0, rtol=0.1)
+    _check_scores_report(_before(report), p[test], labels[test], bins=15)
     calibrated = scaler.predict_proba(logits[test])[:, 1]
-    _check_scores_report(report["after"], calibrated, labels[test], bins=15)
-    assert report["after"]["ECE"] < report["before"]["ECE"] / 2
+    _check_scores_report(_after(report), calibrated, labels[test], bins=15)
+    assert _after(report)["ECE"] < _before(report)["ECE"] / 2
 
 
 def test_a_single_column_without_scores_is_a_binary_classifier_and_says_so(tmp_path):
@@ -439,7 +458,7 @@ def test_a_single_column_without_scores_is_a_binary_classifier_and_says_so(tmp_p
     np.savetxt(tmp_path / "p.csv", np.column_stack([p, labels]), delimiter=",")
     run = _run("report", "p.csv", "--json", cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == "", run.stderr
-    report = json.loads(run.stdout)["before"]
+    report = _before(json.loads(run.stdout))
     two_columns = np.column_stack([1 - p, p])
     for name, metric in (("ECE", ECE), ("MCE", MCE), ("SCE", SCE)):
         assert_allclose(report[name], metric(two_columns, labels), rtol=1e-12)

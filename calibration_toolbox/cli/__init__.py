@@ -1,0 +1,116 @@
+"""Command line: ``calibration-toolbox report [FILE]``, ``recalibrate`` and ``apply``.
+
+Every bad input is answered with one line on stderr, ``calibration-toolbox: error: ...``,
+and exit status 2, in the command line's words (``--prob-key``, ``--labels``, ``--logits``,
+``--bins``); each distinct warning with one line ``calibration-toolbox: warning: ...``.
+Nothing is printed on stdout, and no file is written, unless the whole command succeeded.
+
+Modules: ``_parser`` (options and help), ``_metrics`` and ``_methods`` (the names of
+``--metrics`` and ``--method``), ``_inputs`` (reading and splitting), ``_document`` (the
+numbers, as the JSON document), ``_text`` (table, diagrams, CSV), ``_files`` (atomic
+outputs: figure, HTML page, .npz) and ``_commands`` (the subcommands).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import warnings
+from collections.abc import Iterator, Sequence
+
+from calibration_toolbox.cli._commands import COMMANDS
+from calibration_toolbox.cli._parser import UsageError, parser
+
+__all__ = ["main"]
+
+# The API's words in a message -> the command line's (backticks mark an argument's name).
+_CLI_WORDS = (
+    ("`logits=True`", "--logits"),
+    ("logits=True", "--logits"),
+    ("renormalize=True", "--renormalize"),
+    ("`prob_key`", "--prob-key"),
+    ("`labels_key`", "--labels-key"),
+    ("`labels_path`", "--labels"),
+    ("`bins`", "--bins"),
+    ("`path`", "the file"),
+    ("`prob`", "the predictions array"),
+    ("`Scores`", "the scores"),
+    ("without Scores", "without --scores"),
+    ("with Scores", "with --scores"),
+    ("`X`", "the predictions array"),
+    ("`labels`", "the labels"),
+    ("`y`", "the labels"),
+    ("`", ""),
+)
+
+# What a bad input raises anywhere below (a Warning only under `python -W error`; an
+# ImportError when matplotlib, needed by --plot, is missing).
+_FAILURES = (UsageError, ValueError, TypeError, OSError, ImportError, Warning)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``calibration-toolbox`` command; returns the exit status."""
+    command = list(sys.argv[1:] if argv is None else argv)
+    messages: list[str] = []
+    with _collect_warnings(messages):
+        try:
+            args = _parse(command)
+            output = COMMANDS[args.command](args, command)
+        except _FAILURES as error:
+            print(f"calibration-toolbox: error: {_in_cli_words(error)}", file=sys.stderr)
+            return 2
+    for message in dict.fromkeys(messages):  # each distinct warning once, in order
+        print(f"calibration-toolbox: warning: {message}", file=sys.stderr)
+    return _print(output)
+
+
+def _print(output: str) -> int:
+    """Print the report; a reader that stops early (``| head``) is not an error to report."""
+    try:
+        print(output, flush=True)
+    except BrokenPipeError:
+        # Python's advice: point stdout at devnull so that the flush at exit cannot fail.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return 0
+
+
+@contextlib.contextmanager
+def _collect_warnings(messages: list[str]) -> Iterator[None]:
+    """Collect the text of every warning shown during the run (restores showwarning after)."""
+
+    def collect(message, category, filename, lineno, file=None, line=None):
+        messages.append(_in_cli_words(message))
+
+    with warnings.catch_warnings():
+        warnings.showwarning = collect
+        yield
+
+
+def _in_cli_words(error: BaseException) -> str:
+    """One line in the command line's words: ``--prob-key`` for `prob_key`, and so on."""
+    if isinstance(error, OSError) and error.strerror and error.filename:
+        text = f"cannot read {error.filename}: {error.strerror}."
+    else:
+        text = str(error)
+    for api_word, cli_word in _CLI_WORDS:
+        text = text.replace(api_word, cli_word)
+    return " ".join(text.split())
+
+
+def _parse(argv: Sequence[str]):
+    main_parser = parser()
+    args = main_parser.parse_args(argv)
+    if args.command is None:  # bare `calibration-toolbox`: the report on the example
+        args = main_parser.parse_args(["report"])
+    if args.command == "report" and args.path is None:
+        options = ("--labels", args.labels), ("--prob-key", args.prob_key)
+        for option, value in (*options, ("--labels-key", args.labels_key)):
+            if value is not None:
+                raise UsageError(f"{option} needs a predictions FILE.")
+    return args
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

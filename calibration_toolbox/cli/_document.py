@@ -1,0 +1,219 @@
+"""The report as a document: the JSON of ``report --format json``, and the tables under it.
+
+The document's shape is the contract shared with the HTML page (``_html.render_report``):
+``tool``, ``version``, ``command``, ``versions``, ``file``, ``input``, ``n_classes``, ``n``,
+``n_fit``, ``fit``, ``bins``, ``metrics`` and ``results``, one entry per method
+(``"uncalibrated"`` first) with ``parameters``, ``accuracy`` (``mean_target`` and
+``mean_score`` with ``--scores``), ``metrics``, ``intervals`` (with ``--ci``),
+``reliability`` (the top-label table's non-empty bins) and ``per_class`` (with
+``--per-class``).  Every number is the library's own call on the same arrays.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy
+
+from calibration_toolbox import __version__
+from calibration_toolbox.cli._inputs import Inputs, metric_view
+from calibration_toolbox.cli._methods import (
+    Method,
+    conversion_lines,
+    fitted,
+    method_input,
+    parameters,
+    progress,
+)
+from calibration_toolbox.cli._metrics import Metric
+from calibration_toolbox.metrics import CalibrationTable, calibration_table
+from calibration_toolbox.stats import bootstrap
+
+__all__ = ["Report", "ReportOptions", "build_report"]
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What to compute, from the command line."""
+
+    bins: int
+    metrics: tuple[Metric, ...]
+    methods: tuple[Method, ...] = ()
+    per_class: bool = False
+    class_tables: bool = False
+    """Whether to build the class-wise tables (``--per-class`` and ``--html`` need them)."""
+    ci: bool = False
+    n_resamples: int = 200
+    seed: int = 0
+
+
+@dataclass
+class Report:
+    """The document, the title and notes of the text report, and the tables drawn."""
+
+    document: dict
+    title: str
+    notes: list[str]
+    tables: dict[str, CalibrationTable] = field(default_factory=dict)
+    class_tables: dict[str, CalibrationTable] | None = None
+
+
+def _number(value: float) -> float | None:
+    """A JSON number: NaN (an interval of a degenerate resample, an empty class) is null."""
+    return None if math.isnan(value) else float(value)
+
+
+def _reliability(table: CalibrationTable) -> list[dict]:
+    filled = np.flatnonzero(table.counts[0] > 0)
+    edges, scores, targets = table.edges[0], table.mean_score[0], table.mean_target[0]
+    return [
+        {
+            "low": float(edges[b]),
+            "high": float(edges[b + 1]),
+            "count": int(table.counts[0, b]),
+            "confidence": float(scores[b]),
+            "accuracy": float(targets[b]),
+        }
+        for b in filled
+    ]
+
+
+def _per_class(view: np.ndarray, labels: np.ndarray, table: CalibrationTable) -> list[dict]:
+    """Per class k: rows labelled k, ECE of the scores P(y = k), and recall of k.
+
+    The ECE of class k is its group of the class-wise table, ``sum_b |T_b - S_b| / N``
+    (the target and score sums of bin b): SCE is the mean of these over the classes.
+    """
+    n_classes = view.shape[1]
+    counts = np.bincount(labels, minlength=n_classes)
+    correct = np.argmax(view, axis=1) == labels
+    hits = np.bincount(labels[correct], minlength=n_classes)
+    errors = np.abs(table.target_sums - table.score_sums).sum(axis=1) / table.set_sizes
+    return [
+        {
+            "class": k,
+            "count": int(counts[k]),
+            "ECE": float(errors[k]),
+            "accuracy": _number(hits[k] / counts[k]) if counts[k] else None,
+        }
+        for k in range(n_classes)
+    ]
+
+
+def _intervals(view, labels, options: ReportOptions, logits: bool) -> dict[str, list]:
+    """Percentile bootstrap intervals (95 %) of every metric, seeded by ``--seed``."""
+    intervals = {}
+    for metric in options.metrics:
+        progress(f"bootstrap of {metric.name} ({options.n_resamples} resamples)")
+        result = bootstrap(
+            metric.function,
+            view,
+            labels,
+            n_resamples=options.n_resamples,
+            random_state=options.seed,
+            **metric.keywords(options.bins, logits),
+        )
+        low, high = result.confidence_interval
+        intervals[metric.name] = [_number(low), _number(high)]
+    progress("")
+    return intervals
+
+
+def _entry(
+    report: Report, name: str, predictions, logits: bool, inputs: Inputs, options: ReportOptions
+) -> dict:
+    """The results entry of ``predictions`` of the test rows (its tables kept in ``report``)."""
+    scores, labels = inputs.scores, inputs.test.labels
+    view = metric_view(predictions, scores, logits)
+    table = calibration_table(
+        view, labels, bins=options.bins, class_conditional=False, logits=logits
+    )
+    report.tables[name] = table
+    total = table.counts.sum()
+    if scores:
+        entry = {
+            "mean_target": float(table.target_sums.sum() / total),
+            "mean_score": float(table.score_sums.sum() / total),
+        }
+    else:
+        entry = {"accuracy": float(table.target_sums.sum() / total)}
+    entry["metrics"] = {
+        metric.name: metric(view, labels, bins=options.bins, logits=logits)
+        for metric in options.metrics
+    }
+    if options.ci:
+        entry["intervals"] = _intervals(view, labels, options, logits)
+    entry["reliability"] = _reliability(table)
+    if options.class_tables and not scores:
+        # Every entry P(y = k) of every row (top_k_classes="all"), as SCE bins them: the
+        # default top_k_classes=1 would keep only the rows that predict k.
+        class_table = calibration_table(
+            view,
+            labels,
+            bins=options.bins,
+            class_conditional=True,
+            top_k_classes="all",
+            logits=logits,
+        )
+        report.class_tables[name] = class_table
+        if options.per_class:
+            entry["per_class"] = _per_class(view, labels, class_table)
+    return entry
+
+
+def _calibrated(method: Method, inputs: Inputs) -> tuple[np.ndarray, dict]:
+    """The test rows after ``method`` fitted on the fit rows, and its fitted numbers."""
+    logits = inputs.logits
+    model = fitted(method, inputs.fit.predictions, inputs.fit.labels, logits)
+    calibrated = model.predict_proba(method_input(inputs.test.predictions, method, logits))
+    if inputs.scores:  # the recalibrated P(target = 1), reported as scores again
+        calibrated = calibrated[:, 1]
+    return calibrated, parameters(model)
+
+
+def _header(inputs: Inputs, options: ReportOptions, command: Sequence[str]) -> dict:
+    test = inputs.test
+    shape = test.predictions.shape
+    return {
+        "tool": "calibration-toolbox",
+        "version": __version__,
+        "command": ["calibration-toolbox", *command],
+        "versions": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
+        },
+        "file": inputs.file,
+        "input": inputs.kind,
+        "n_classes": 2 if len(shape) == 1 else int(shape[1]),
+        "n": len(test.labels),
+        "n_fit": None if not options.methods else len(inputs.fit.labels),
+        "fit": inputs.fit_text if options.methods else None,
+        "bins": options.bins,
+        "metrics": [metric.name for metric in options.metrics],
+    }
+
+
+def build_report(inputs: Inputs, options: ReportOptions, command: Sequence[str]) -> Report:
+    """Every number of the report: uncalibrated, then each method fitted and applied."""
+    one_column = inputs.test.predictions.ndim == 1
+    notes = conversion_lines(options.methods, inputs.logits, one_column)
+    report = Report(_header(inputs, options, command), inputs.title, notes)
+    if options.class_tables and not inputs.scores:
+        report.class_tables = {}
+    report.document["conversions"] = notes
+    before = _entry(
+        report, "uncalibrated", inputs.test.predictions, inputs.logits, inputs, options
+    )
+    results = [{"method": "uncalibrated", "parameters": {}, **before}]
+    for method in options.methods:
+        calibrated, fitted_numbers = _calibrated(method, inputs)
+        # Every method's output is probabilities.
+        entry = _entry(report, method.name, calibrated, False, inputs, options)
+        results.append({"method": method.name, "parameters": fitted_numbers, **entry})
+    report.document["results"] = results
+    return report

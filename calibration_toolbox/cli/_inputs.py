@@ -1,0 +1,174 @@
+"""The predictions of a report or a recalibration: read, checked, split into fit and test rows.
+
+Every check of the inputs runs on the whole file, before any row is selected, so that a row
+number in a message is the file's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from calibration_toolbox import __version__
+from calibration_toolbox._validation import check_predictions
+from calibration_toolbox.cli._parser import UsageError
+from calibration_toolbox.datasets import load_example
+from calibration_toolbox.io import load_predictions
+from calibration_toolbox.metrics import negative_log_likelihood
+from calibration_toolbox.scores import Scores
+
+__all__ = ["Inputs", "Part", "load_inputs", "metric_view", "read_predictions"]
+
+
+@dataclass(frozen=True)
+class Part:
+    """Predictions as read (1-D: P(y = 1), the log-odds or scores; else (N, K)) and labels."""
+
+    predictions: np.ndarray
+    labels: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a report is computed on: the rows to report on and those to fit methods on."""
+
+    title: str
+    file: str
+    test: Part
+    fit: Part | None
+    """The rows the methods are fitted on (None: no method asked for)."""
+    fit_text: str | None
+    logits: bool
+    scores: bool = False
+    """One score per row against a 0/1 target (``--scores``), reported through ``Scores``."""
+
+    @property
+    def kind(self) -> str:
+        """``'scores'``, ``'logits'`` or ``'probabilities'``: what the file holds."""
+        return "scores" if self.scores else "logits" if self.logits else "probabilities"
+
+
+def metric_view(predictions: np.ndarray, scores: bool, logits: bool):
+    """The predictions as the metrics take them.
+
+    ``Scores`` with ``--scores``; a single column (P(y = 1), or the log-odds with
+    ``--logits``) as the two columns ``[1 - p, p]`` (logits ``[0, z]``) of a binary
+    classifier, since the top-label measures refuse a 1-D array as ambiguous.
+    """
+    if scores:
+        return Scores(predictions)
+    if predictions.ndim == 1:
+        first = np.zeros_like(predictions) if logits else 1 - predictions
+        return np.column_stack([first, predictions])
+    return predictions
+
+
+def load_inputs(args: argparse.Namespace, fitting: bool) -> Inputs:
+    """The report's inputs: the embedded example (no FILE) or the file, split if ``fitting``."""
+    if args.path is None:
+        return _example(fitting)
+    predictions, labels = read_predictions(args.path, args, labels_path=args.labels)
+    title = f"calibration-toolbox {__version__}: {args.path}"
+    if args.scores:
+        title += "; one score per row against a 0/1 target (--scores), binned as given"
+    elif predictions.ndim == 1:
+        title += "; one column read as P(y = 1) of a binary classifier (--scores: as given)"
+    whole = Part(predictions, labels)
+    if not fitting:
+        return Inputs(title, args.path, whole, None, None, args.logits, args.scores)
+    if args.fit_on is not None:
+        fit = Part(*read_predictions(args.fit_on, args))
+        _check_same_columns(whole, fit, args)
+        text = f"{args.fit_on} (--fit-on)"
+        return Inputs(title, args.path, whole, fit, text, args.logits, args.scores)
+    fraction = 0.5 if args.split is None else args.split
+    seed = 0 if args.seed is None else args.seed
+    fit_rows, test_rows = _split(len(labels), args.path, fraction, seed)
+    what = "a seeded half" if fraction == 0.5 else f"a seeded {fraction:g} of the rows"
+    text = f"{what} (--split {fraction:g} --seed {seed})"
+    test, fit = (Part(predictions[rows], labels[rows]) for rows in (test_rows, fit_rows))
+    return Inputs(title, args.path, test, fit, text, args.logits, args.scores)
+
+
+def _example(fitting: bool) -> Inputs:
+    example = load_example()
+    title = (
+        f"calibration-toolbox {__version__}: embedded example, 10,000 x 10 logits "
+        f"overconfident by T = {example.true_temperature:g}; metrics on the "
+        "5,000-row test half"
+    )
+    test_rows, fit_rows = example.test_rows, example.calibration_rows
+    test = Part(example.logits[test_rows], example.labels[test_rows])
+    fit = Part(example.logits[fit_rows], example.labels[fit_rows]) if fitting else None
+    text = "the example's 5,000-row calibration half" if fitting else None
+    return Inputs(title, "embedded example", test, fit, text, True)
+
+
+def read_predictions(
+    path: str, args: argparse.Namespace, labels_path: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Predictions and labels of a file, checked whole (``--renormalize`` applied).
+
+    A single column of predictions becomes a 1-D array: P(y = 1), or the log-odds.
+    """
+    predictions, labels = load_predictions(
+        path, labels_path=labels_path, prob_key=args.prob_key, labels_key=args.labels_key
+    )
+    if predictions.ndim == 2 and predictions.shape[1] == 1:
+        predictions = predictions[:, 0]
+    if args.renormalize:
+        predictions = _renormalized(path, predictions, labels, args)
+    _check_values(path, predictions, labels, args.logits, args.scores)
+    return predictions, labels
+
+
+def _check_values(
+    path: str, predictions: np.ndarray, labels: np.ndarray, logits: bool, scores: bool
+) -> None:
+    """Every check of the values (finite, labels in range, distributions) on the whole file.
+
+    The metric that checks is the cheapest of the report: one more pass over the file.
+    """
+    try:
+        negative_log_likelihood(metric_view(predictions, scores, logits), labels, logits=logits)
+    except (ValueError, TypeError) as error:
+        kind = ValueError if isinstance(error, ValueError) else TypeError
+        raise kind(f"{path}: {error}") from None
+
+
+def _check_same_columns(test: Part, fit: Part, args: argparse.Namespace) -> None:
+    shapes = test.predictions.shape[1:], fit.predictions.shape[1:]
+    if shapes[0] != shapes[1]:
+        columns = [f"{shape[0]} columns" if shape else "one column" for shape in shapes]
+        raise ValueError(
+            f"{args.fit_on} (--fit-on) holds {columns[1]} of predictions but {args.path} "
+            f"holds {columns[0]}."
+        )
+
+
+def _renormalized(
+    path: str, predictions: np.ndarray, labels: np.ndarray, args: argparse.Namespace
+) -> np.ndarray:
+    """``--renormalize``: each row divided by its sum, checked as the metrics check it."""
+    if args.scores or args.logits or predictions.ndim == 1:
+        what = "--scores" if args.scores else "--logits" if args.logits else "one column"
+        raise UsageError(f"--renormalize is for rows of probabilities, not with {what}.")
+    try:
+        return check_predictions(predictions, labels, renormalize=True).prob
+    except (ValueError, TypeError) as error:
+        raise type(error)(f"{path}: {error}") from None
+
+
+def _split(n_rows: int, path: str, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded fit and test rows: ``default_rng(seed).permutation(n)``, the first to fit."""
+    n_fit = int(n_rows * fraction)
+    if n_fit < 1 or n_fit >= n_rows:
+        needed = max(2, math.ceil(1 / fraction))  # a row to fit and a row to report on
+        raise ValueError(
+            f"--split {fraction:g} needs at least {needed} rows; {path} holds {n_rows}."
+        )
+    rows = np.random.default_rng(seed).permutation(n_rows)
+    return np.sort(rows[:n_fit]), np.sort(rows[n_fit:])

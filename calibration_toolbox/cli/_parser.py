@@ -1,0 +1,235 @@
+"""The command line's options: ``report``, ``recalibrate`` and ``apply``, with their help."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import textwrap
+
+from calibration_toolbox import __version__
+from calibration_toolbox.cli._methods import METHODS
+from calibration_toolbox.cli._metrics import DEFAULT_METRICS, METRICS
+from calibration_toolbox.io import CSV_LABEL_COLUMNS, LABEL_KEYS, PREDICTION_KEYS
+
+__all__ = ["FIGURE_FORMATS", "UsageError", "parser"]
+
+FIGURE_FORMATS = (".png", ".svg", ".pdf")
+
+
+class UsageError(Exception):
+    """A command line that cannot be run as given (reported in one line, exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would print the usage too, and exit
+        raise UsageError(message)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}")
+    return int(text)
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1; got {text!r}")
+    return value
+
+
+def _figure_path(text: str) -> str:
+    if os.path.splitext(text)[1].lower() not in FIGURE_FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"the file name must end in {', '.join(FIGURE_FORMATS)}; got {text!r}"
+        )
+    return text
+
+
+def _fill(text: str) -> str:
+    return textwrap.fill(text, width=79, initial_indent="  ", subsequent_indent="  ")
+
+
+_FILES_HELP = [
+    "files:",
+    _fill(
+        ".npz: the arrays named by --prob-key and --labels-key; by default the first "
+        f"predictions array named {', '.join(PREDICTION_KEYS)} and the first labels "
+        f"array named {', '.join(LABEL_KEYS)}; else the only 2-D and the only 1-D array."
+    ),
+    _fill(".npy: the predictions; the labels from --labels (a .npy, or a one-column .csv)."),
+    _fill(
+        ".csv: one row per sample, comma-separated; the labels in the last column, or in "
+        f"the column named {', '.join(CSV_LABEL_COLUMNS[:-1])} or {CSV_LABEL_COLUMNS[-1]} "
+        "when the first line is a header (it may start with #). A single prediction "
+        "column is P(y = 1)."
+    ),
+    _fill(
+        "Predictions are probabilities (rows summing to 1; a 1-D array is P(y = 1)) or, "
+        "with --logits, logits. Files are never unpickled (allow_pickle=False)."
+    ),
+]
+
+_METHODS_HELP = [
+    "recalibration:",
+    _fill(
+        "--method fits each method on --fit-on VALIDATION_FILE, or on the first "
+        "int(n * FRACTION) of rows = numpy.random.default_rng(SEED).permutation(n) "
+        "(--split FRACTION --seed SEED; default 0.5 and 0), and reports the other rows "
+        "before and after; --recalibrate is --method temperature. temperature, ensemble, "
+        "vector, matrix and platt take logits: probabilities are given as log(p) (a single "
+        "column P(y = 1) as the log-odds log(p / (1 - p)); zeros floored at 1e-300). "
+        "dirichlet, beta, isotonic and histogram take probabilities: logits are given as "
+        "softmax(z) (a single column as sigmoid(z)). The report says which conversion it "
+        "made. With --scores the recalibrated scores are reported as scores."
+    ),
+]
+
+_REPORT_HELP = "\n".join(
+    [
+        *_FILES_HELP,
+        "",
+        "--scores:",
+        _fill(
+            "the file holds one score per row and a 0/1 target: a .csv with two columns "
+            "score,target (the target column found as the labels column above), or a .npz "
+            "with two named arrays, e.g. confidence and correct, or scores and outcome. The "
+            "scores are binned as given against the target (an LLM's confidence against "
+            "correctness; a click-through model's P(click) against the click): ECE, MCE, "
+            "RMSCE, Brier (single-probability form), NLL, the mean target and mean score and "
+            "the reliability table; the class-wise measures are omitted. With --logits the "
+            "scores are log-odds. Without --scores a single column is P(y = 1) of a binary "
+            "classifier, and the top-label measures see the two columns [1 - p, p]."
+        ),
+        "",
+        *_METHODS_HELP,
+        "",
+        "metrics:",
+        _fill(
+            f"--metrics takes any of {', '.join(METRICS)} and Top<r>CE (ToprCE with r, "
+            f"e.g. Top2CE), in any case; default {','.join(DEFAULT_METRICS)}. --ci adds "
+            "percentile bootstrap intervals (95 %, --n-resamples resamples of the rows, "
+            "seeded by --seed)."
+        ),
+    ]
+)
+
+
+def _add_loading_options(command: argparse.ArgumentParser, labels_help: str) -> None:
+    command.add_argument("--labels", metavar="FILE", help=labels_help)
+    command.add_argument("--prob-key", metavar="KEY", help="array of the predictions in a .npz")
+    command.add_argument("--labels-key", metavar="KEY", help="array of the labels in a .npz")
+    command.add_argument("--logits", action="store_true", help="the files hold logits")
+
+
+def _add_report(commands) -> None:
+    report = commands.add_parser(
+        "report",
+        help="calibration metrics of saved predictions (default: embedded example)",
+        epilog=_REPORT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    report.add_argument("path", nargs="?", help=".npz, .npy or .csv file; none: the example")
+    _add_loading_options(report, "labels file for a .npy of predictions")
+    report.add_argument(
+        "--scores", action="store_true", help="one score per row against a 0/1 target"
+    )
+    report.add_argument(
+        "--renormalize", action="store_true", help="divide each row of probabilities by its sum"
+    )
+    report.add_argument(
+        "--bins", type=_positive_int, default=15, metavar="B", help="number of bins (15)"
+    )
+    report.add_argument("--metrics", metavar="NAMES", help="comma-separated metric names")
+    report.add_argument("--per-class", action="store_true", help="a table of every class")
+    report.add_argument("--ci", action="store_true", help="95 %% bootstrap intervals")
+    report.add_argument(
+        "--n-resamples", type=_positive_int, metavar="R", help="bootstrap resamples (200)"
+    )
+    report.add_argument(
+        "--method", metavar="NAMES", help="comma-separated methods (see recalibration)"
+    )
+    report.add_argument("--recalibrate", action="store_true", help="same as --method temperature")
+    report.add_argument("--fit-on", metavar="FILE", help="fit the methods on this file")
+    report.add_argument(
+        "--split", type=_fraction, metavar="FRACTION", help="fit on this seeded share (0.5)"
+    )
+    report.add_argument("--seed", type=_seed, help="seed of --split and --ci (0)")
+    report.add_argument(
+        "--format",
+        choices=("table", "json", "csv"),
+        metavar="FORMAT",
+        help="table (default), json or csv",
+    )
+    report.add_argument("--json", action="store_true", help="same as --format json")
+    report.add_argument(
+        "--plot", type=_figure_path, metavar="FILE", help="write the diagrams (.png/.svg/.pdf)"
+    )
+    report.add_argument("--html", metavar="FILE", help="write the report as an HTML page")
+
+
+def _add_recalibrate(commands) -> None:
+    command = commands.add_parser(
+        "recalibrate",
+        help="fit a method on one file and apply it to another",
+        epilog="\n".join([*_FILES_HELP, "", *_METHODS_HELP]),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    command.add_argument(
+        "--method",
+        required=True,
+        choices=list(METHODS),
+        metavar="NAME",
+        help="one method (see recalibration)",
+    )
+    command.add_argument("--fit", required=True, metavar="FILE", help="predictions to fit on")
+    command.add_argument("--apply", required=True, metavar="FILE", help="predictions to calibrate")
+    command.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (and labels)"
+    )
+    command.add_argument("--save-model", metavar="JSON", help="also save the fitted model")
+    _add_loading_options(command, "labels file of a .npy given to --apply")
+    command.set_defaults(scores=False, renormalize=False)
+
+
+def _add_apply(commands) -> None:
+    command = commands.add_parser(
+        "apply",
+        help="apply a saved model (recalibrate --save-model) to predictions",
+        epilog="\n".join(_FILES_HELP),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    command.add_argument("model", help="a model saved by recalibrate --save-model (.json)")
+    command.add_argument("path", help="predictions to calibrate (.npz, .npy or .csv)")
+    command.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (and labels)"
+    )
+    _add_loading_options(command, "labels file for a .npy of predictions (optional)")
+    command.set_defaults(scores=False, renormalize=False)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The parser of every subcommand; a bad command line raises :class:`UsageError`."""
+    main = _Parser(
+        prog="calibration-toolbox",
+        description="Measure (and fix) the calibration of saved classifier predictions.",
+    )
+    main.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = main.add_subparsers(dest="command", parser_class=_Parser)
+    _add_report(commands)
+    _add_recalibrate(commands)
+    _add_apply(commands)
+    return main
