@@ -15,6 +15,7 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox import _dask
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import (
     ALL_ENTRIES_BLOCK_ELEMENTS,
@@ -534,7 +535,20 @@ def calibration_table(
 def _tabulated(
     prob, labels, *, logits, sample_weight, renormalize, **options
 ) -> tuple[CalibrationTable, _GCEOptions]:
-    """The table and checked options of a GCE call: where every binned metric is tabulated."""
+    """The table and checked options of a GCE call: where every binned metric is tabulated.
+
+    The one place where a Dask array is told apart (by duck type, without importing dask):
+    its chunks are tabulated in the workers and the tables added (``_dask.table``).
+    """
+    if _dask.is_dask_input(prob):
+        return _dask.table(
+            prob,
+            labels,
+            logits=logits,
+            sample_weight=sample_weight,
+            renormalize=renormalize,
+            **options,
+        )
     checked, weights, checked_options = _checked_call(
         prob,
         labels,
