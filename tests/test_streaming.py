@@ -287,8 +287,14 @@ def test_tables_with_other_options_do_not_add():
             table + other
     scores = calibration_table(Scores(prob[:, 0]), labels % 2, class_conditional=False)
     with pytest.raises(ValueError, match="`scores` differs"):
-        calibration_table(prob[:, :2] / prob[:, :2].sum(1, keepdims=True), labels % 2,
-                          class_conditional=False) + scores  # fmt: skip
+        (
+            calibration_table(
+                prob[:, :2] / prob[:, :2].sum(1, keepdims=True),
+                labels % 2,
+                class_conditional=False,
+            )
+            + scores
+        )
     adaptive = calibration_table(prob, labels, adaptive_bins=True)
     with pytest.raises(ValueError, match=r"equal-mass tables.*bins=np.linspace\(0, 1, 16\)"):
         adaptive + adaptive
