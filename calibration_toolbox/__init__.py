@@ -47,6 +47,7 @@ from calibration_toolbox.recalibration import (
     VectorScaling,
     load_recalibrator,
 )
+from calibration_toolbox.streaming import CalibrationAccumulator
 
 __all__ = [
     "ACE",
@@ -65,6 +66,7 @@ __all__ = [
     "UCE",
     "BetaCalibration",
     "BrierDecomposition",
+    "CalibrationAccumulator",
     "CalibrationTable",
     "DirichletCalibration",
     "ECESweep",

@@ -20,6 +20,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, softmax
 
+from calibration_toolbox._dask import is_dask_array
+from calibration_toolbox._dask import refusal as dask_refusal
 from calibration_toolbox._rows import RowSummary, row_blocks, scan_rows
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.scores import Scores
@@ -78,6 +80,8 @@ def _as_real_array(value: ArrayLike, name: str) -> NDArray:
             "with class_conditional=False), brier_score and negative_log_likelihood; pass an "
             "array here."
         )
+    if is_dask_array(value):  # np.asarray would compute it all on the client
+        raise dask_refusal(name)
     try:
         array = np.asarray(value)
     except (ValueError, TypeError) as exc:  # ragged nested lists

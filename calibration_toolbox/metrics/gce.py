@@ -7,6 +7,7 @@ the norm.  The conventions are those of the README's *Conventions* section.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from dataclasses import dataclass
 from typing import Union
@@ -14,6 +15,7 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox import _dask
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import (
     ALL_ENTRIES_BLOCK_ELEMENTS,
@@ -168,6 +170,36 @@ class CalibrationTable:
         Whether there is one group per class.
     adaptive_bins : bool
         Whether the bins are equal-mass.
+    top_k_classes : int or None, default 1
+        Entries kept per row (``None``: all K entries, ``top_k_classes='all'``).
+    thresholding : float, default 0.0
+        Entries ``p <= thresholding`` were dropped (0: none).
+    scores : bool, default False
+        Whether the table bins :class:`~calibration_toolbox.Scores` (one score per row
+        against a 0/1 target) rather than the entries of a probability matrix.
+
+    Notes
+    -----
+    ``table_a + table_b`` is the table of the two batches together, for tables built with
+    the same edges and options (else ``ValueError`` naming the option that differs);
+    ``sum(tables)`` works too.  The float sums of the result equal those of one call on
+    the concatenated rows up to rounding (the order of the additions differs); counts
+    without weights are exact.  Equal-mass tables do not add: their edges depend on the
+    rows.  :class:`~calibration_toolbox.CalibrationAccumulator` adds batches with the same
+    arithmetic as one call where it can (the top-label tables bit for bit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibration_toolbox import calibration_table
+    >>> prob = np.array([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]])
+    >>> labels = np.array([0, 1, 1, 0])
+    >>> halves = [
+    ...     calibration_table(prob[rows], labels[rows], bins=2, class_conditional=False)
+    ...     for rows in (slice(0, 2), slice(2, 4))
+    ... ]
+    >>> (halves[0] + halves[1]).calibration_error()
+    0.25
     """
 
     edges: NDArray
@@ -177,6 +209,27 @@ class CalibrationTable:
     n_classes: int
     class_conditional: bool
     adaptive_bins: bool
+    top_k_classes: int | None = 1
+    thresholding: float = 0.0
+    scores: bool = False
+
+    def __add__(self, other: object) -> CalibrationTable:
+        """The table of both batches: the sums added, after checking the tables match."""
+        if not isinstance(other, CalibrationTable):
+            return NotImplemented
+        _check_addable(self, other)
+        return dataclasses.replace(
+            self,
+            counts=self.counts + other.counts,
+            score_sums=self.score_sums + other.score_sums,
+            target_sums=self.target_sums + other.target_sums,
+        )
+
+    def __radd__(self, other: object) -> CalibrationTable:
+        """``0 + table`` is ``table``, so that ``sum(tables)`` works."""
+        if isinstance(other, numbers.Integral) and not isinstance(other, bool) and other == 0:
+            return self
+        return NotImplemented
 
     @property
     def n_groups(self) -> int:
@@ -285,6 +338,40 @@ class CalibrationTable:
         from calibration_toolbox.stats import consistency_bands  # stats imports this module
 
         return consistency_bands(self, confidence_level=confidence_level)
+
+
+def _check_addable(first: CalibrationTable, second: CalibrationTable) -> None:
+    """Raise ``ValueError`` naming what differs unless the two tables can be added."""
+    if first.adaptive_bins or second.adaptive_bins:
+        raise ValueError(
+            "equal-mass tables (adaptive_bins=True) do not add: their edges depend on the "
+            "rows of each batch. Build the tables with fixed edges (bins=15, "
+            "bins=np.linspace(0, 1, 16) or any increasing array of edges from 0 to 1), or "
+            "stream the batches through CalibrationAccumulator."
+        )
+    _check_same_options(
+        first,
+        second,
+        ("n_classes", "class_conditional", "top_k_classes", "thresholding", "scores"),
+        "CalibrationTables add",
+    )
+    if first.edges.shape != second.edges.shape or not np.array_equal(first.edges, second.edges):
+        raise ValueError(
+            "CalibrationTables add only when built with the same bin edges; got "
+            f"{first.n_bins} and {second.n_bins} bins"
+            + (" with different edges." if first.n_bins == second.n_bins else ".")
+        )
+
+
+def _check_same_options(first, second, options: tuple[str, ...], what: str) -> None:
+    """Raise ``ValueError`` naming the first attribute of ``options`` that differs."""
+    for option in options:
+        values = getattr(first, option), getattr(second, option)
+        if values[0] != values[1]:
+            raise ValueError(
+                f"{what} only when built with the same options; `{option}` differs: "
+                f"{values[0]!r} and {values[1]!r}."
+            )
 
 
 def _reduce_tables(
@@ -438,21 +525,48 @@ def calibration_table(
     >>> table.mean_score, table.mean_target
     (array([[0.15, 0.8 ]]), array([[0.5, 1. ]]))
     """
-    return _table(
-        *_checked_call(
+    table, _ = _tabulated(
+        prob,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        renormalize=renormalize,
+        bins=bins,
+        class_conditional=class_conditional,
+        adaptive_bins=adaptive_bins,
+        top_k_classes=top_k_classes,
+        norm=1,
+        thresholding=thresholding,
+    )
+    return table
+
+
+def _tabulated(
+    prob, labels, *, logits, sample_weight, renormalize, **options
+) -> tuple[CalibrationTable, _GCEOptions]:
+    """The table and checked options of a GCE call: where every binned metric is tabulated.
+
+    The one place where a Dask array is told apart (by duck type, without importing dask):
+    its chunks are tabulated in the workers and the tables added (``_dask.table``).
+    """
+    if _dask.is_dask_input(prob):
+        return _dask.table(
             prob,
             labels,
             logits=logits,
             sample_weight=sample_weight,
             renormalize=renormalize,
-            bins=bins,
-            class_conditional=class_conditional,
-            adaptive_bins=adaptive_bins,
-            top_k_classes=top_k_classes,
-            norm=1,
-            thresholding=thresholding,
+            **options,
         )
+    checked, weights, checked_options = _checked_call(
+        prob,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        renormalize=renormalize,
+        **options,
     )
+    return _table(checked, weights, checked_options), checked_options
 
 
 @dataclass(frozen=True)
@@ -587,6 +701,9 @@ def _table(
         n_classes=n_classes,
         class_conditional=options.class_conditional,
         adaptive_bins=options.adaptive_bins,
+        top_k_classes=options.top_k,
+        thresholding=options.thresholding,
+        scores=isinstance(checked, iv.Pairs),
     )
 
 
@@ -626,14 +743,17 @@ def _top_label_equal_width(
     checked: iv.Predictions | iv.PendingPredictions | iv.Pairs,
     weights: NDArray | None,
     options: _GCEOptions,
+    sums: BinSums | None = None,
 ) -> tuple[NDArray, NDArray, NDArray]:
     """Equal-width sums of the top label (or of pairs), row block by row block.
 
     Probabilities are binned as the scan checks them (:func:`_scan_blocks`), so memory
     stays a few row blocks whatever N; the sums are those of all rows at once, bit for
-    bit (:class:`~calibration_toolbox.binning.BinSums`).
+    bit (:class:`~calibration_toolbox.binning.BinSums`).  Given ``sums`` (of earlier
+    batches), the rows are added to it: the streaming accumulator's hook.
     """
-    sums = BinSums(options.n_groups(checked.n_classes) * options.n_bins, weights is not None)
+    if sums is None:
+        sums = BinSums(options.n_groups(checked.n_classes) * options.n_bins, weights is not None)
 
     def add(rows: slice, groups, scores, targets) -> None:
         row_weights = None if weights is None else weights[rows]
@@ -1186,7 +1306,7 @@ def _binned_error(
     prob, labels, *, logits, sample_weight, renormalize, part="both", average="macro", **options
 ) -> float:
     """Validate, tabulate and reduce: GCE, and the named metrics with their table reduction."""
-    checked, weights, checked_options = _checked_call(
+    table, checked_options = _tabulated(
         prob,
         labels,
         logits=logits,
@@ -1194,7 +1314,7 @@ def _binned_error(
         renormalize=renormalize,
         **options,
     )
-    return _table(checked, weights, checked_options).calibration_error(
+    return table.calibration_error(
         checked_options.norm, checked_options.debias, part=part, average=average
     )
 

@@ -1,0 +1,157 @@
+"""Metrics on Dask arrays: per-chunk tables in the workers, added in a tree; equal to NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy.special import softmax
+
+from calibration_toolbox import (
+    ACE,
+    ECE,
+    GCE,
+    KSCE,
+    MCE,
+    OCE,
+    RMSCE,
+    SCE,
+    UCE,
+    Scores,
+    SmoothECE,
+    TemperatureScaling,
+    TopLabelECE,
+    ToprCE,
+    brier_score,
+    calibration_table,
+    negative_log_likelihood,
+)
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+STREAMING = {
+    "ECE": ECE,
+    "RMSCE": RMSCE,
+    "MCE": MCE,
+    "OCE": OCE,
+    "UCE": UCE,
+    "SCE": SCE,
+    "Top2CE": lambda p, y, **kw: ToprCE(p, y, r=2, **kw),
+    "TopLabelECE": TopLabelECE,
+    "debiased L2": lambda p, y, **kw: GCE(p, y, 10, False, norm=2, debias=True, **kw),
+    "edges": lambda p, y, **kw: ECE(p, y, bins=[0, 0.3, 0.5, 0.9, 1], **kw),
+    "brier_score": brier_score,
+    "negative_log_likelihood": negative_log_likelihood,
+}
+TOP_LABEL = ("ECE", "RMSCE", "MCE", "OCE", "UCE", "TopLabelECE", "debiased L2", "edges")
+
+
+def _problem(n=3000, k=4, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(scale=2.0, size=(n, k))
+    return logits.astype(dtype), softmax(logits, axis=1).astype(dtype), rng.integers(0, k, n)
+
+
+@pytest.fixture(autouse=True)
+def threads():
+    with dask.config.set(scheduler="threads"):
+        yield
+
+
+@pytest.mark.parametrize("name", sorted(STREAMING))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_streaming_metrics_equal_numpy(name, dtype):
+    _, prob, labels = _problem(dtype=dtype)
+    weights = np.random.default_rng(1).random(len(labels))
+    metric = STREAMING[name]
+    lazy_prob = da.from_array(prob, chunks=(700, -1))
+    lazy_labels = da.from_array(labels, chunks=500)  # rechunked to prob's rows
+    for options in ({}, {"sample_weight": weights}, {"sample_weight": da.from_array(weights)}):
+        expected = metric(prob, labels, **{k: np.asarray(w) for k, w in options.items()})
+        value = metric(lazy_prob, lazy_labels, **options)
+        assert isinstance(value, float)
+        if dtype == np.float32 and name in TOP_LABEL and not options:
+            # float32 confidences are >= 1/K: their float64 sums are exact in any order.
+            assert value == expected
+        else:
+            # Chunk sums added in a tree rather than in row order: equal to rounding.
+            assert_allclose(value, expected, rtol=1e-12)
+    assert metric(lazy_prob, labels) == pytest.approx(metric(prob, labels), rel=1e-12)
+
+
+def test_logits_scores_and_tables():
+    logits, prob, labels = _problem()
+    lazy_logits = da.from_array(logits, chunks=(1000, -1))
+    for metric in (ECE, SCE, negative_log_likelihood):
+        assert_allclose(
+            metric(lazy_logits, labels, logits=True), metric(logits, labels, logits=True), 1e-12
+        )
+    scores, targets = prob[:, 0], (labels == 0).astype(int)
+    lazy_scores = Scores(da.from_array(scores, chunks=800))
+    for metric in (ECE, brier_score, negative_log_likelihood):
+        assert_allclose(metric(lazy_scores, targets), metric(Scores(scores), targets), 1e-12)
+    table = calibration_table(da.from_array(prob, chunks=(900, -1)), labels, top_k_classes="all")
+    direct = calibration_table(prob, labels, top_k_classes="all")
+    np.testing.assert_array_equal(table.counts, direct.counts)
+    assert_allclose(table.score_sums, direct.score_sums, rtol=1e-12)
+
+
+def test_what_does_not_stream_is_refused():
+    _, prob, labels = _problem(n=200)
+    lazy = da.from_array(prob, chunks=(50, -1))
+    with pytest.raises(ValueError, match=r"adaptive_bins=True.*does not stream.*\.compute\(\)"):
+        ACE(lazy, labels)
+    for call in (
+        lambda: KSCE(lazy, labels),
+        lambda: SmoothECE(lazy, labels),
+        lambda: TemperatureScaling().fit(lazy, labels),
+        lambda: ECE(prob, da.from_array(labels)),
+    ):
+        with pytest.raises(TypeError, match=r"is a Dask array.*\.compute\(\).*ECE, RMSCE"):
+            call()
+    with pytest.raises(ValueError, match=r"chunked along rows only.*rechunk\(\{1: -1\}\)"):
+        ECE(da.from_array(prob, chunks=(50, 2)), labels)
+
+
+def test_chunk_errors_name_their_rows_and_zero_weight_chunks_add_nothing():
+    _, prob, labels = _problem(n=400)
+    bad = prob.copy()
+    bad[250, 1] = np.nan
+    with pytest.raises(ValueError, match=r"in rows 200 to 299 \(one chunk.*row 50 does"):
+        ECE(da.from_array(bad, chunks=(100, -1)), labels)
+    with pytest.raises(ValueError, match=r"`labels` must have one entry per row.*\(400\)"):
+        ECE(da.from_array(prob, chunks=(100, -1)), labels[:-1])
+    weights = np.ones(400)
+    weights[:100] = 0
+    lazy = da.from_array(prob, chunks=(100, -1))
+    for metric in (ECE, SCE, brier_score):
+        expected = metric(prob, labels, sample_weight=weights)
+        assert_allclose(metric(lazy, labels, sample_weight=weights), expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="`sample_weight` must have a positive sum"):
+        ECE(lazy, labels, sample_weight=np.zeros(400))
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+def test_on_a_local_cluster_with_two_worker_processes(cluster_client):
+    # Generated in the workers: the client never holds the rows.
+    rng = da.random.default_rng(7)
+    raw = rng.random((40_000, 5), chunks=(5_000, 5), dtype=np.float32)
+    prob = raw / raw.sum(axis=1, keepdims=True)
+    labels = rng.integers(0, 5, size=40_000, chunks=5_000)
+    with dask.config.set(scheduler=cluster_client.get):
+        values = {name: STREAMING[name](prob, labels) for name in ("ECE", "SCE", "brier_score")}
+    local_prob, local_labels = dask.compute(prob, labels, scheduler="threads")
+    for name, value in values.items():
+        assert_allclose(value, STREAMING[name](local_prob, local_labels), rtol=1e-12)
