@@ -737,3 +737,16 @@ def test_fit_over_chunks_is_exact_and_the_same_for_any_number_of_threads(
     )
     assert_allclose(grad_matrix, 0.0, rtol=0, atol=1e-6)
     assert_allclose(grad_intercept, 0.0, rtol=0, atol=1e-6)
+
+
+def test_full_map_fit_over_stacked_products_is_the_optimum():
+    # At K = 32 a full map's products go as a stack of 256-row products plus a remainder
+    # (no product large enough to wake BLAS threads): the fitted map is still the optimum.
+    logits, labels = make_problem(seed=3, n=300, k=32, scale=3.0)
+    params = {"reg_lambda": 30.0, "reg_mu": 30.0}
+    weights = np.random.default_rng(1).uniform(0.1, 3.0, len(labels))
+    model = fit("matrix", logits, labels, sample_weight=weights, **params)
+    case = FittedCase("matrix", params, model, logits, logits, labels, weights)
+    _, grad_matrix, grad_intercept = case.loss_at_fit()
+    assert_allclose(grad_matrix, 0.0, rtol=0, atol=1e-6)
+    assert_allclose(grad_intercept, 0.0, rtol=0, atol=1e-6)

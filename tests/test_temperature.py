@@ -212,3 +212,48 @@ def test_uninformative_logits_converge_to_a_large_temperature():
     beta = 1 / scaler.temperature_
     assert 1_000 < scaler.temperature_ < 1e4
     assert abs(derivative(beta)) < 1e-12
+
+
+def calibrated_at(temperature, n=20_000, k=10, seed=5):
+    """Float32 logits ``T z`` with labels drawn from ``softmax(z)``: the true temperature is T."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=(n, k))
+    z[np.arange(n), rng.integers(0, k, n)] += 3
+    labels = np.argmax(z + rng.gumbel(size=z.shape), axis=1)  # Gumbel-max: y ~ softmax(z)
+    return (temperature * z).astype(np.float32), labels
+
+
+def vector_gradient(beta, logits, labels):
+    """d/d(beta) of the mean NLL of softmax(beta z) (vectorised, float64)."""
+    wide = logits.astype(np.float64)
+    p = softmax(beta * wide, axis=1)
+    return float(np.mean(np.einsum("ij,ij->i", p, wide) - wide[np.arange(len(labels)), labels]))
+
+
+@pytest.mark.parametrize("temperature", [0.5, 1.0, 2.0, 4.0])
+def test_passes_do_not_depend_on_where_the_optimum_lies(temperature):
+    # From T = 1 the passes grew with the distance to the optimum (3 at T = 1, 6-9 at 0.5,
+    # 2 and 4 on 1M x 10); a warm start on a subsample and Halley's steps take 2 or 3.
+    logits, labels = calibrated_at(temperature)
+    fitted = TemperatureScaling().fit(logits, labels)
+    beta = brentq(vector_gradient, 0.05, 20, args=(logits, labels), xtol=1e-15, rtol=1e-15)
+    assert_allclose(fitted.temperature_, 1 / beta, rtol=1e-10)
+    assert_allclose(fitted.temperature_, temperature, rtol=0.05)
+    assert fitted.n_passes_ <= 4
+
+
+def test_confident_real_model_takes_few_passes():
+    prob, labels = load_real("densenet-bc-100-cifar-100")
+    logits = np.log(np.maximum(prob, np.float32(1e-30)))
+    fitted = TemperatureScaling().fit(logits, labels)
+    beta = brentq(vector_gradient, 0.05, 20, args=(logits, labels), xtol=1e-15, rtol=1e-15)
+    assert_allclose(fitted.temperature_, 1 / beta, rtol=1e-10)
+    assert fitted.n_passes_ <= 4  # 11 from T = 1 before
+
+
+def test_optimum_below_the_bounds_is_reported():
+    logits, labels = calibrated_at(0.3, n=3000)
+    beta = brentq(vector_gradient, 0.05, 20, args=(logits, labels), xtol=1e-15, rtol=1e-15)
+    with pytest.warns(UserWarning, match=f"optimal temperature {1 / beta:.3g} lies outside"):
+        fitted = TemperatureScaling(temperature_bounds=(0.5, 2)).fit(logits, labels)
+    assert fitted.temperature_ == 0.5

@@ -38,12 +38,62 @@ __all__ = [
     "FeatureMoments",
     "Pass",
     "SoftmaxNLL",
+    "add_cross_product",
     "map_blocks",
+    "map_product",
 ]
 
 # Pass precisions: float32 passes cost about half as much, accurate to about 1e-7 relative.
 SINGLE = np.dtype(np.float32)
 DOUBLE = np.dtype(np.float64)
+
+
+# OpenBLAS runs a matrix product on one thread when m * n * k <= 65536 * 4 multiply-adds
+# (its SMP_THRESHOLD_MIN times GEMM_MULTITHREAD_THRESHOLD) and on every core above.  On a
+# machine whose cores are busy with other work a threaded product waits for them: on the
+# shared 2-core machines a (5,000 x 100) @ (100 x 100) float32 product took 24 ms with 2
+# threads against 1.2 ms on one (OPENBLAS_NUM_THREADS=1), e.T @ x 61-312 ms against 1.3
+# ms, and a MatrixScaling pass on 5,000 x 100 about 190 ms against 15 ms.  So a full map's
+# products go as stacks of products of at most this size (one numpy call each; numpy calls
+# BLAS once per product of the stack), which no BLAS threads: 1.05 ms for the first product
+# above, whatever the load.
+ONE_THREAD_PRODUCT = 1 << 18
+# Products of a stack whose (K, K) results are summed at once (bounds their memory).
+_STACK_GROUP = 32
+
+
+def _stack_rows(n_classes: int) -> int:
+    """Rows per product of a stack (0: too many classes for one-thread products)."""
+    rows = ONE_THREAD_PRODUCT // (n_classes * n_classes)
+    return rows if rows >= 8 else 0
+
+
+def map_product(block: NDArray, matrix: NDArray, out: NDArray) -> NDArray:
+    """``block @ matrix.T`` into ``out`` (a (rows, K) block times a (K, K) map)."""
+    rows = _stack_rows(matrix.shape[0])
+    whole = len(block) - len(block) % rows if rows else 0
+    if whole:
+        shape = (whole // rows, rows, block.shape[1])
+        np.matmul(block[:whole].reshape(shape), matrix.T, out=out[:whole].reshape(shape))
+    if whole < len(block):
+        np.matmul(block[whole:], matrix.T, out=out[whole:])
+    return out
+
+
+def add_cross_product(total: NDArray, left: NDArray, right: NDArray) -> None:
+    """``total += left.T @ right`` for two (rows, K) blocks."""
+    rows = _stack_rows(left.shape[1])
+    whole = len(left) - len(left) % rows if rows else 0
+    step = rows * _STACK_GROUP
+    for start in range(0, whole, step):  # a few groups of products per block
+        stop = min(start + step, whole)
+        shape = ((stop - start) // rows, rows, left.shape[1])
+        stacked = np.matmul(
+            left[start:stop].reshape(shape).transpose(0, 2, 1), right[start:stop].reshape(shape)
+        )
+        total += stacked.sum(axis=0)
+    if whole < len(left):
+        total += left[whole:].T @ right[whole:]
 
 
 def map_blocks(n_rows: int, n_classes: int, diagonal: bool):
@@ -258,13 +308,16 @@ class SoftmaxNLL:
                 self._add_float32_extras(sums, rows, scores, total, spread, complement)
             # Each row's softmax times its weight is scores * scale.
             scale = (row_weight / total).astype(dtype)
-            sums.grad_intercept += scale @ scores
             if self.diagonal:
+                sums.grad_intercept += scale @ scores
                 scores *= block
                 sums.grad_matrix += scale @ scores
             else:
+                # Column sums rather than BLAS's threaded `scale @ scores` (see
+                # ONE_THREAD_PRODUCT): no call of a full map's pass wakes BLAS threads.
                 scores *= scale[:, None]
-                sums.grad_matrix += scores.T @ block
+                sums.grad_intercept += np.add.reduce(scores, axis=0)
+                add_cross_product(sums.grad_matrix, scores, block)
         return sums
 
     def _shifted_scores(self, block, work_matrix, work_intercept, out: NDArray) -> NDArray:
@@ -272,7 +325,7 @@ class SoftmaxNLL:
         if self.diagonal:
             np.multiply(block, work_matrix, out=out)
         else:
-            np.matmul(block, work_matrix.T, out=out)
+            map_product(block, work_matrix, out)
         out += work_intercept
         top = out.max(axis=1)
         out -= top[:, None]
@@ -296,17 +349,18 @@ class SoftmaxNLL:
             np.multiply(scores, inverse[:, None], out=spread, casting="same_kind")
             complement = np.subtract(1.0, spread, out=spare[: len(scores)])
             spread *= complement  # p (1 - p)
-            h0 += work_weight @ spread
             if self.diagonal:
+                h0 += work_weight @ spread
                 spread *= single_block
                 h1 += work_weight @ spread
                 spread *= single_block
                 h2 += work_weight @ spread
             else:
                 spread *= work_weight[:, None]
-                h1 += spread.T @ single_block
-                h2 += spread.T @ np.square(single_block)
+                h0 += np.add.reduce(spread, axis=0)
+                add_cross_product(h1, spread, single_block)
+                add_cross_product(h2, spread, np.square(single_block))
         if sums.moments is not None:
             first, second = sums.moments
-            first += work_weight @ single_block
-            second += work_weight @ np.square(single_block)
+            first += np.einsum("i,ik->k", work_weight, single_block)
+            second += np.einsum("i,ik,ik->k", work_weight, single_block, single_block)
