@@ -615,19 +615,4 @@ def _grid(method: str, table: CalibrationTable, classes: np.ndarray | None):
     ReliabilityDiagram.from_table(
         table, classes=classes, ax=panels, label=_matplotlib_text(method)
     )
-    _label_grid(panels, n_columns)
     return figure
-
-
-def _label_grid(panels: np.ndarray, n_columns: int) -> None:
-    """Axis labels on the left column and under the lowest panel of each column.
-
-    A class-wise panel is not top-label: its x is the mean predicted P(y = k) in a bin and
-    its y the share of those rows whose label is k (plot.py says confidence and accuracy).
-    """
-    for index, panel in enumerate(panels):
-        left = index % n_columns == 0
-        panel.set_ylabel("share with label k" if left else "", fontsize="small")
-        lowest = index + n_columns >= panels.size
-        panel.set_xlabel("mean P(y = k)" if lowest else "", fontsize="small")
-        panel.tick_params(labelbottom=lowest)

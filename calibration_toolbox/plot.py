@@ -149,15 +149,35 @@ def _draw_diagonal(ax) -> None:
     ax.set_ylim(-0.02, 1.02)
 
 
-def _label_panels(axes: NDArray, n_columns: int) -> None:
-    """Axis labels on the outer panels only; tick labels under the last panel of a column."""
+def _axis_words(table: CalibrationTable) -> tuple[str, str]:
+    """What the two axes of a reliability panel of ``table`` show: ``(x, y)`` labels.
+
+    A class-wise panel is not top-label: its x is the mean predicted P(y = k) in a bin and
+    its y the share of those rows whose label is k; scores are read against their target.
+    """
+    if table.class_conditional:
+        return "mean P(y = k)", "share with label k"
+    if table.scores:
+        return "mean score", "mean target"
+    return "mean confidence", "accuracy"
+
+
+def _columns_of(axes: NDArray) -> int:
+    """Columns of the grid the panels sit in (1 when they are not on a grid)."""
+    spec = axes[0].get_subplotspec()
+    return 1 if spec is None else spec.get_gridspec().ncols
+
+
+def _label_panels(axes: NDArray, n_columns: int, table: CalibrationTable) -> None:
+    """Axis labels on the left column and under the lowest panel of each column."""
+    x_words, y_words = _axis_words(table)
     for index, panel in enumerate(axes):
         panel.tick_params(labelsize="x-small")
-        if index % n_columns == 0:
-            panel.set_ylabel("accuracy", fontsize="small")
-        if index + n_columns >= axes.size:  # nothing drawn below this panel
-            panel.set_xlabel("mean confidence", fontsize="small")
-            panel.tick_params(labelbottom=True)
+        left = index % n_columns == 0
+        panel.set_ylabel(y_words if left else "", fontsize="small")
+        lowest = index + n_columns >= axes.size  # nothing drawn below this panel
+        panel.set_xlabel(x_words if lowest else "", fontsize="small")
+        panel.tick_params(labelbottom=lowest)
 
 
 def _draw_counts(ax, table: CalibrationTable, color: str) -> Any:
@@ -170,7 +190,7 @@ def _draw_counts(ax, table: CalibrationTable, color: str) -> Any:
     # of a difference of one sample filling the panel.
     filled = table.counts[0][table.counts[0] > 0]
     ax.set_ylim(0.5 * min(1.0, filled.min()), max(ax.get_ylim()[1], 2.0 * filled.max()))
-    ax.set_xlabel("confidence")
+    ax.set_xlabel(_axis_words(table)[0])
     ax.set_ylabel("count (log)")
     return steps
 
@@ -372,11 +392,14 @@ class ReliabilityDiagram(_Display):
             )
         _draw_diagonal(ax)
         drawn = _draw_reliability(ax, self.table_, self.label)
-        ax.set_ylabel("accuracy")
+        x_words, y_words = _axis_words(self.table_)
+        ax.set_ylabel(y_words)
         if counts_ax is None:
-            ax.set_xlabel("mean confidence")
+            ax.set_xlabel(x_words)
         ax.set_title(f"Reliability diagram ({_bins_text(self.table_)})")
-        ax.legend(loc="upper left", fontsize="small")
+        # "best": a fixed corner hid the points of under-confident bins (upper left) or of
+        # over-confident ones (lower right), whichever the model has.
+        ax.legend(loc="best", fontsize="small")
         self.line_ = drawn["line"]
         self.errorbar_ = drawn["errorbar"]
         self.gap_ = drawn["gap"]
@@ -407,11 +430,11 @@ class ReliabilityDiagram(_Display):
         else:
             axes = _panel_axes(ax, n_panels)
             figure = axes[0].figure
-            n_columns = 1
+            n_columns = _columns_of(axes)
         self.line_ = [
             self._draw_panel(panel, k) for panel, k in zip(axes, self.classes_, strict=True)
         ]
-        _label_panels(axes, n_columns)
+        _label_panels(axes, n_columns, self.table_)
         figure.suptitle(
             f"Class-wise reliability ({_bins_text(self.table_)}); "
             f"class-wise ECE over all {self.table_.n_classes} classes = "
@@ -532,24 +555,25 @@ class ConfidenceHistogram(_Display):
         # Thinner lines for each later series, so that coinciding lines (the accuracy is
         # unchanged by temperature scaling) all stay visible.
         width = max(3.5 - len(ax.containers), 1.0)
+        x_words, y_words = _axis_words(self.table_)
         self.lines_ = (
             ax.axvline(
                 self.accuracy_,
                 color=color,
                 linestyle="--",
                 linewidth=width,
-                label=f"{name}: accuracy {self.accuracy_:.3f}",
+                label=f"{name}: {y_words} {self.accuracy_:.3f}",
             ),
             ax.axvline(
                 self.mean_confidence_,
                 color=color,
                 linestyle=":",
                 linewidth=width,
-                label=f"{name}: mean confidence {self.mean_confidence_:.3f}",
+                label=f"{name}: {x_words} {self.mean_confidence_:.3f}",
             ),
         )
         ax.set_xlim(0, 1)
-        ax.set_xlabel("confidence")
+        ax.set_xlabel(x_words.removeprefix("mean "))
         ax.set_ylabel("share of samples")
         ax.set_title(f"Confidence histogram ({_bins_text(self.table_)})")
         ax.legend(loc="upper left", fontsize="small")

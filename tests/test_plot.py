@@ -350,3 +350,36 @@ def test_counts_axis_starts_at_one_so_equal_mass_bins_look_equal(rng):
     display = ReliabilityDiagram.from_predictions(prob, labels, adaptive_bins=True)
     low, high = display.counts_ax_.get_ylim()
     assert low <= 1.0 and high >= display.table_.counts.max()
+
+
+def test_axis_labels_say_what_each_kind_of_table_shows(rng):
+    prob, labels = gapped_predictions(rng)
+    top = ReliabilityDiagram.from_predictions(prob, labels, bins=10)
+    assert (top.ax_.get_ylabel(), top.counts_ax_.get_xlabel()) == ("accuracy", "mean confidence")
+    scores = ReliabilityDiagram.from_predictions(Scores(prob[:, 0]), labels == 0, bins=10)
+    assert (scores.ax_.get_ylabel(), scores.counts_ax_.get_xlabel()) == (
+        "mean target",
+        "mean score",
+    )
+    histogram = ConfidenceHistogram.from_predictions(Scores(prob[:, 0]), labels == 0, bins=10)
+    assert histogram.ax_.get_xlabel() == "score"
+    assert "mean target" in histogram.lines_[0].get_label()
+    grid = ReliabilityDiagram.from_predictions(prob, labels, bins=10, class_conditional=True)
+    assert grid.ax_[0].get_ylabel() == "share with label k"
+    assert grid.ax_[-1].get_xlabel() == "mean P(y = k)"
+
+
+def test_grid_on_given_axes_labels_the_outer_panels_of_their_grid(rng):
+    # Three panels on a 2 x 2 grid of the caller's: y labels on the left column only, x
+    # labels under the lowest panel of each column (the old code took one column).
+    prob, labels = gapped_predictions(rng)
+    figure, grid = plt.subplots(2, 2, sharex=True, sharey=True)
+    figure.delaxes(grid[1, 1])
+    panels = grid.ravel()[:3]
+    ReliabilityDiagram.from_predictions(prob, labels, class_conditional=True, ax=panels)
+    assert [panel.get_ylabel() for panel in panels] == [
+        "share with label k",
+        "",
+        "share with label k",
+    ]
+    assert [panel.get_xlabel() for panel in panels] == ["", "mean P(y = k)", "mean P(y = k)"]
