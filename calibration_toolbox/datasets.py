@@ -1,11 +1,14 @@
-"""The embedded example and synthetic predictions whose calibration is known.
+"""The bundled example of real predictions, and synthetic predictions of known calibration.
 
-Nothing is downloaded or read from disk: the example is generated from a fixed seed, so
-``calibration-toolbox report`` runs anywhere with no file at all.
+The example is a small file installed with the package (``data/digits_mlp.npz``, about
+60 KB): nothing is downloaded, so ``calibration-toolbox report`` runs anywhere with no file
+of one's own. ``scripts/make_digits_example.py`` in the repository made it and says how.
 """
 
 from __future__ import annotations
 
+import math
+from importlib import resources
 from typing import NamedTuple
 
 import numpy as np
@@ -16,13 +19,31 @@ __all__ = ["Example", "load_example", "make_overconfident"]
 
 
 class Example(NamedTuple):
-    """Saved predictions of a classifier, split into a calibration and a test half."""
+    """Saved predictions of a classifier, split into a calibration and a test part.
+
+    Attributes
+    ----------
+    logits : ndarray of shape (n_samples, n_classes)
+        The logits of every row (calibration rows and test rows).
+    labels : ndarray of shape (n_samples,)
+        The integer labels, ``0 .. n_classes - 1``.
+    calibration_rows, test_rows : ndarray of int
+        Indices into ``logits`` and ``labels``: the rows to fit recalibrators on and the
+        rows to measure on (disjoint, together every row).
+    true_temperature : float
+        The temperature that makes the logits calibrated, when it is known by construction
+        (synthetic logits); ``nan`` for a real model, whose best temperature can only be
+        estimated.
+    description : str
+        One sentence: the model, the data set and the rows.
+    """
 
     logits: NDArray
     labels: NDArray
     calibration_rows: NDArray
     test_rows: NDArray
     true_temperature: float
+    description: str = ""
 
     @property
     def prob(self) -> NDArray:
@@ -61,16 +82,86 @@ def make_overconfident(
     return temperature * latent, labels
 
 
+_EXAMPLE_FILE = "digits_mlp.npz"
+_EXAMPLE_ARRAYS = {
+    # name: (dtype kind, number of dimensions)
+    "val_logits": ("f", 2),
+    "val_labels": ("i", 1),
+    "logits": ("f", 2),
+    "labels": ("i", 1),
+    "description": ("U", 0),
+}
+
+
 def load_example() -> Example:
-    """The embedded example: 10,000 predictions over 10 classes, overconfident by T = 2.
+    """The bundled example: the logits of a small neural network on handwritten digits.
+
+    A one-hidden-layer perceptron (scikit-learn's ``MLPClassifier``) trained on 300 of the
+    1,797 images of scikit-learn's ``load_digits`` (10 classes); the other images are split
+    into 748 calibration (validation) rows and 749 test rows. The network fits its small
+    training set exactly and is overconfident on new digits (test accuracy 90.7 %, mean
+    confidence 98.9 %). The logits are float32, as stored; ``description`` says the same in
+    one sentence. The file is read with ``allow_pickle=False`` and checked (names, dtypes,
+    shapes, labels in range, finite logits); ``scripts/make_digits_example.py`` in the
+    repository made it, deterministically.
+
+    Returns
+    -------
+    Example
+        ``logits`` (1497, 10) float32 with the calibration rows first, ``labels`` (1497,)
+        int64, ``calibration_rows`` and ``test_rows`` (index arrays), ``true_temperature``
+        ``nan`` (a real model has no known temperature) and ``description``.
+
+    Raises
+    ------
+    ValueError
+        The installed file is damaged or not the one the package expects.
 
     Examples
     --------
     >>> from calibration_toolbox.datasets import load_example
     >>> example = load_example()
     >>> example.logits.shape, len(example.calibration_rows), len(example.test_rows)
-    ((10000, 10), 5000, 5000)
+    ((1497, 10), 748, 749)
     """
-    logits, labels = make_overconfident(10_000, 10, temperature=2.0, seed=2019)
-    order = np.random.default_rng(7).permutation(len(labels))
-    return Example(logits, labels, np.sort(order[:5000]), np.sort(order[5000:]), 2.0)
+    with resources.files("calibration_toolbox").joinpath("data", _EXAMPLE_FILE).open("rb") as f:
+        with np.load(f, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in _EXAMPLE_ARRAYS if name in archive.files}
+    _check_example(arrays)
+    logits = np.concatenate([arrays["val_logits"], arrays["logits"]])
+    labels = np.concatenate([arrays["val_labels"], arrays["labels"]])
+    n_calibration = len(arrays["val_labels"])
+    return Example(
+        logits,
+        labels,
+        np.arange(n_calibration),
+        np.arange(n_calibration, len(labels)),
+        math.nan,
+        str(arrays["description"]),
+    )
+
+
+def _check_example(arrays: dict[str, NDArray]) -> None:
+    """Raise ``ValueError`` unless the example's arrays have the names, dtypes and shapes."""
+    for name, (kind, ndim) in _EXAMPLE_ARRAYS.items():
+        array = arrays.get(name)
+        if array is None or array.dtype.kind != kind or array.ndim != ndim:
+            raise ValueError(
+                f"the bundled example {_EXAMPLE_FILE} is damaged: array {name!r} must be a "
+                f"{ndim}-d array of dtype kind {kind!r}; got "
+                f"{'nothing' if array is None else f'{array.ndim}-d {array.dtype}'}."
+            )
+    n_classes = arrays["logits"].shape[1]
+    for split in ("val_", ""):
+        logits, labels = arrays[f"{split}logits"], arrays[f"{split}labels"]
+        if (
+            logits.shape != (len(labels), n_classes)
+            or not np.isfinite(logits).all()
+            or labels.min() < 0
+            or labels.max() >= n_classes
+        ):
+            raise ValueError(
+                f"the bundled example {_EXAMPLE_FILE} is damaged: {split}logits "
+                f"{logits.shape} and {split}labels {labels.shape} do not match, or hold "
+                f"values out of range."
+            )

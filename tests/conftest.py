@@ -63,3 +63,16 @@ def rng() -> np.random.Generator:
 def real_predictions(request) -> tuple[str, np.ndarray, np.ndarray]:
     prob, labels = load_real(request.param)
     return request.param, prob, labels
+
+
+def synthetic_example():
+    """10,000 x 10 logits overconfident by T = 2, split into two seeded halves.
+
+    The data of the command-line tests: they need a known, well-behaved model, not the
+    bundled real example (its few hundred near-separable rows make the linear maps warn).
+    """
+    from calibration_toolbox.datasets import Example, make_overconfident
+
+    logits, labels = make_overconfident(10_000, 10, temperature=2.0, seed=2019)
+    order = np.random.default_rng(7).permutation(len(labels))
+    return Example(logits, labels, np.sort(order[:5000]), np.sort(order[5000:]), 2.0)

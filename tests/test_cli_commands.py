@@ -16,7 +16,7 @@ from numpy.testing import assert_allclose
 from calibration_toolbox import BetaCalibration, TemperatureScaling, load_recalibrator
 from calibration_toolbox.cli import main
 from calibration_toolbox.cli._parser import parser
-from calibration_toolbox.datasets import load_example
+from tests.conftest import synthetic_example
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def folder(tmp_path, monkeypatch):
     """The inputs of the commands, in the current folder."""
     monkeypatch.chdir(tmp_path)
-    example = load_example()
+    example = synthetic_example()
     prob, labels = example.prob, example.labels
     np.savez(tmp_path / "val.npz", probs=prob[:400], labels=labels[:400])
     np.savez(tmp_path / "test.npz", probs=prob[400:700], labels=labels[400:700])
@@ -50,7 +50,7 @@ def test_recalibrate_writes_the_calibrated_probabilities_and_the_model(folder, c
     text = capsys.readouterr().out
     assert "temperature scaling fitted on val.npz (400 rows); T = " in text
     assert "temperature: fitted and applied on the log-probabilities log(p)" in text
-    example = load_example()
+    example = synthetic_example()
     scaler = TemperatureScaling().fit(np.log(example.prob[:400]), example.labels[:400])
     with np.load(out) as written:
         assert sorted(written.files) == ["labels", "prob"]
@@ -81,7 +81,7 @@ def test_apply_of_a_saved_model_equals_its_predict_proba(folder, capsys):
 
 
 def test_apply_converts_logits_for_a_probability_method(folder, capsys):
-    example = load_example()
+    example = synthetic_example()
     np.savez(folder / "zval.npz", logits=example.logits[:400], labels=example.labels[:400])
     np.save(folder / "ztest.npy", example.logits[400:500])
     args = ["--fit", "zval.npz", "--apply", "zval.npz", "-o", "o.npz", "--logits"]

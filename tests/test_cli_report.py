@@ -32,15 +32,15 @@ from calibration_toolbox import (
 )
 from calibration_toolbox.cli import main
 from calibration_toolbox.cli._metrics import METRICS
-from calibration_toolbox.datasets import load_example
 from calibration_toolbox.stats import bootstrap
+from tests.conftest import synthetic_example
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     """600 rows of the example's probabilities and logits, and 300 more to fit on."""
     folder = tmp_path_factory.mktemp("report")
-    example = load_example()
+    example = synthetic_example()
     np.savez(folder / "p.npz", probs=example.prob[:600], labels=example.labels[:600])
     np.savez(folder / "z.npz", logits=example.logits[:600], labels=example.labels[:600])
     np.savez(folder / "val.npz", probs=example.prob[600:900], labels=example.labels[600:900])
@@ -92,7 +92,7 @@ def test_the_document_has_the_shared_shape(files, capsys):
 
 
 def test_each_method_is_the_apis_fit_on_the_seeded_split(files, capsys):
-    example = load_example()
+    example = synthetic_example()
     prob, labels = example.prob[:600], example.labels[:600]
     report = _json(
         capsys, files / "p.npz", "--method", "temperature,vector,isotonic", "--split", "0.4",
@@ -120,7 +120,7 @@ def test_each_method_is_the_apis_fit_on_the_seeded_split(files, capsys):
 
 
 def test_logits_go_to_the_probability_methods_as_softmax_and_it_is_said(files, capsys):
-    example = load_example()
+    example = synthetic_example()
     logits, labels = example.logits[:600], example.labels[:600]
     report = _json(capsys, files / "z.npz", "--logits", "--method", "isotonic,matrix")
     assert report["conversions"] == [
@@ -137,7 +137,7 @@ def test_logits_go_to_the_probability_methods_as_softmax_and_it_is_said(files, c
 
 
 def test_fit_on_a_validation_file(files, capsys):
-    example = load_example()
+    example = synthetic_example()
     report = _json(
         capsys, files / "p.npz", "--method", "temperature", "--fit-on", files / "val.npz"
     )
@@ -148,7 +148,7 @@ def test_fit_on_a_validation_file(files, capsys):
 
 
 def test_every_metric_by_name_is_the_apis(files, capsys):
-    prob, labels = load_example().prob[:600], load_example().labels[:600]
+    prob, labels = synthetic_example().prob[:600], synthetic_example().labels[:600]
     names = [*METRICS, "top2ce"]
     report = _json(capsys, files / "p.npz", "--metrics", ",".join(names), "--bins", "12")
     values = report["results"][0]["metrics"]
@@ -176,7 +176,7 @@ def test_an_unknown_metric_or_method_lists_the_valid_names(files, capsys):
 
 
 def test_per_class_is_each_class_ece_and_recall(files, capsys):
-    prob, labels = load_example().prob[:600], load_example().labels[:600]
+    prob, labels = synthetic_example().prob[:600], synthetic_example().labels[:600]
     report = _json(capsys, files / "p.npz", "--per-class", "--bins", "10")
     rows = report["results"][0]["per_class"]
     assert [row["class"] for row in rows] == list(range(10))
@@ -191,7 +191,7 @@ def test_per_class_is_each_class_ece_and_recall(files, capsys):
 
 
 def test_ci_is_the_seeded_bootstrap(files, capsys):
-    prob, labels = load_example().prob[:600], load_example().labels[:600]
+    prob, labels = synthetic_example().prob[:600], synthetic_example().labels[:600]
     args = ("--metrics", "ECE,NLL", "--ci", "--n-resamples", "40", "--seed", "5")
     report = _json(capsys, files / "p.npz", *args)
     intervals = report["results"][0]["intervals"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,15 +96,14 @@ def load_inputs(args: argparse.Namespace, fitting: bool) -> Inputs:
 
 def _example(fitting: bool) -> Inputs:
     example = load_example()
-    title = (
-        f"calibration-toolbox {__version__}: embedded example, 10,000 x 10 logits "
-        f"overconfident by T = {example.true_temperature:g}; metrics on the "
-        "5,000-row test half"
-    )
     test_rows, fit_rows = example.test_rows, example.calibration_rows
+    title = (
+        f"calibration-toolbox {__version__}: embedded example, metrics on its "
+        f"{test_rows.size:,} test rows\n{textwrap.fill(example.description, width=79)}"
+    )
     test = Part(example.logits[test_rows], example.labels[test_rows])
     fit = Part(example.logits[fit_rows], example.labels[fit_rows]) if fitting else None
-    text = "the example's 5,000-row calibration half" if fitting else None
+    text = "the example's validation rows" if fitting else None
     return Inputs(title, "embedded example", test, fit, text, True)
 
 
