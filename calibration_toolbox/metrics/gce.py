@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import (
     ALL_ENTRIES_BLOCK_ELEMENTS,
+    BINNING_BATCH_ENTRIES,
     HAND_OVER_ROWS,
     RowSummary,
     block_rows,
@@ -923,12 +924,11 @@ class _AllEntrySums:
     Per block, while it is in cache: the entries above ``cut`` (flat index and score) are
     set aside and, with ``column_totals_too``, the (weighted) column totals are added.  The
     entries set aside, and the label entries (the only entries with target 1), are binned
-    together once some :data:`_PENDING_ENTRIES` have gathered (:meth:`bin_pending`), and
+    together once some :data:`BINNING_BATCH_ENTRIES` have gathered (:meth:`bin_pending`), and
     with weights the positive-weight entries above the cut are counted per class then
     (exact, so an empty first bin is known to be empty rather than a subtraction residue).
-    Binning per block cost some 25 NumPy calls a block: SCE on the real 500,000 x 100
-    float32 CIFAR-100 predictions (1.4 % of the entries above 1/15) took 84 ms, 38 ms of it
-    in calls on a few thousand entries each.  Score sums are added entry after entry
+    Binning them per block cost some 25 NumPy calls a block (the figures are beside
+    :data:`BINNING_BATCH_ENTRIES`).  Score sums are added entry after entry
     (:class:`~calibration_toolbox.binning.BinSums`), so they do not depend on the blocks.
     """
 
@@ -967,7 +967,7 @@ class _AllEntrySums:
             else:
                 self.column_totals += np.einsum("i,ij->j", self.weights[rows], wide)
         self.n_pending += len(above) + len(block)
-        if self.n_pending >= _PENDING_ENTRIES:
+        if self.n_pending >= BINNING_BATCH_ENTRIES:
             self.bin_pending()
 
     def bin_pending(self) -> None:
@@ -993,11 +993,6 @@ class _AllEntrySums:
             options.thresholding, self.labels[rows], label_scores, label_scores, row_weights
         )
         add_counts(self.label_counts, _cells(options, labels, label_scores), label_weights)
-
-
-#: Entries (above the cut, and label entries) that :class:`_AllEntrySums` gathers before
-#: binning them at once: 2**17 keeps the buffers about 2 MiB.
-_PENDING_ENTRIES = 1 << 17
 
 
 def _fill_first_bin(
