@@ -975,8 +975,8 @@ class _AllEntrySums:
         if not self.pending:
             return
         options, n_classes = self.options, self.prob.shape[1]
-        above, scores = (np.concatenate(parts) for parts in zip(*self.pending, strict=True))
-        label_scores = np.concatenate(self.pending_labels)
+        above, scores = (_joined(parts) for parts in zip(*self.pending, strict=True))
+        label_scores = _joined(self.pending_labels)
         rows = slice(self.pending_from, self.pending_rows)
         self.pending, self.pending_labels, self.n_pending = [], [], 0
         self.pending_from = rows.stop
@@ -993,6 +993,11 @@ class _AllEntrySums:
             options.thresholding, self.labels[rows], label_scores, label_scores, row_weights
         )
         add_counts(self.label_counts, _cells(options, labels, label_scores), label_weights)
+
+
+def _joined(parts: list[NDArray] | tuple[NDArray, ...]) -> NDArray:
+    """The arrays end to end (the array itself, not a copy, when there is one)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _fill_first_bin(
