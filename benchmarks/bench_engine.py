@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 from _timing import paired_times, peak_memory
 from scipy.special import log_softmax, softmax
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package first
 from calibration_toolbox import ACE, ECE, SCE, TemperatureScaling
 
 GOALS = {

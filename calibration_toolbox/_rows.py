@@ -64,9 +64,11 @@ ALL_ENTRIES_BLOCK_ELEMENTS = 1 << 18
 #: Entries that GCE's pass over all N x K entries gathers (those above the first edge, and
 #: the label entries) before binning them at once.  Binned per row block, the few thousand
 #: entries of a block cost some 25 NumPy calls: SCE on the real 500,000 x 100 float32
-#: CIFAR-100 predictions (1.4 % of the entries above 1/15) took 94 ms of CPU, 74 ms when
-#: binned per 2**17 entries (same time on 1,000,000 x 10; the buffers stay about 2 MiB).
-BINNING_BATCH_ENTRIES = 1 << 17
+#: CIFAR-100 predictions (1.4 % of the entries above 1/15) took 91 ms, 74 ms when binned
+#: per 2**16 entries (best of 27; same time on 1,000,000 x 10, where a block alone holds
+#: more).  The buffers cost 1.6 MiB of extra memory there, whatever N (2**17: 3.4 MiB more
+#: on the synthetic 1,000,000 x 10 of bench_engine.py, for no gain).
+BINNING_BATCH_ENTRIES = 1 << 16
 #: Values per row block of a pass that multiplies each block by a full (K, K) matrix with
 #: BLAS: larger blocks amortise waking BLAS threads (several ms on the shared 2-core
 #: machines, for a product that takes well under 1 ms).
