@@ -27,6 +27,27 @@ def best_time(function, repeat: int) -> float:
     return min(run_times(function, repeat))
 
 
+def paired_times(ours, floor, repeat: int) -> tuple[float, float, float, tuple[float, float]]:
+    """``ours()`` and ``floor()`` timed in alternation, ``repeat`` pairs after one warm-up.
+
+    Returns the median times of each, the median of the per-pair ratios and their 25th and
+    75th percentiles: a ratio taken within a pair sees the same load on a shared machine.
+    """
+    ours(), floor()
+    ours_times, floor_times = [], []
+    for _ in range(repeat):
+        ours_times += run_times(ours, 1)
+        floor_times += run_times(floor, 1)
+    ratios = np.divide(ours_times, floor_times)
+    low, high = np.percentile(ratios, [25, 75])
+    return (
+        float(np.median(ours_times)),
+        float(np.median(floor_times)),
+        float(np.median(ratios)),
+        (float(low), float(high)),
+    )
+
+
 def peak_memory(function) -> int:
     """Peak bytes NumPy and Python allocate during ``function()`` (tracemalloc)."""
     tracemalloc.start()

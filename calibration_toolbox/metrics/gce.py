@@ -19,6 +19,7 @@ from calibration_toolbox import _dask
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import (
     ALL_ENTRIES_BLOCK_ELEMENTS,
+    BINNING_BATCH_ENTRIES,
     HAND_OVER_ROWS,
     RowSummary,
     block_rows,
@@ -1028,7 +1029,7 @@ def _all_entries_equal_width(
     Without thresholding most softmax entries fall in the first bin; only the entries above
     its upper edge are binned one by one, and the first bin's count and score sum are the
     column totals minus the other bins.  Targets come from the N label entries alone.  Each
-    row block is binned as the scan checks it (:func:`_scan_blocks`), in memory that does
+    row block is read as the scan checks it (:func:`_scan_blocks`), in memory that does
     not grow with N.
     """
     prob = checked.prob
@@ -1036,23 +1037,28 @@ def _all_entries_equal_width(
     cut = _cut_for(options.edges[1] if subtract_first_bin else options.thresholding, prob.dtype)
     sums = _AllEntrySums(checked, weights, options, cut, subtract_first_bin)
     _scan_blocks(checked, sums.add_block, block_elements=ALL_ENTRIES_BLOCK_ELEMENTS)
-    counts, score_sums = sums.counts, sums.score_sums
+    sums.bin_pending()
+    counts, score_sums, _ = sums.above.totals()
     if subtract_first_bin:
         _fill_first_bin(
             counts, score_sums, sums.column_totals, sums.entries_above, weights, len(prob), options
         )
     target_sums = sums.label_counts.astype(np.float64)
-    return counts.reshape(-1), score_sums.reshape(-1), target_sums
+    return counts, score_sums, target_sums
 
 
 class _AllEntrySums:
     """The sums of :func:`_all_entries_equal_width`, added row block by row block.
 
-    Per block: counts and score sums of the entries above ``cut``; with
-    ``column_totals_too``, also the (weighted) column totals and, with weights, the
-    unweighted count of positive-weight entries above the cut per class (exact, so an empty
-    first bin is known to be empty rather than a subtraction residue); and the cells of the
-    label entries, the only entries with target 1.
+    Per block, while it is in cache: the entries above ``cut`` (flat index and score) are
+    set aside and, with ``column_totals_too``, the (weighted) column totals are added.  The
+    entries set aside, and the label entries (the only entries with target 1), are binned
+    together once some :data:`BINNING_BATCH_ENTRIES` have gathered (:meth:`bin_pending`), and
+    with weights the positive-weight entries above the cut are counted per class then
+    (exact, so an empty first bin is known to be empty rather than a subtraction residue).
+    Binning them per block cost some 25 NumPy calls a block (the figures are beside
+    :data:`BINNING_BATCH_ENTRIES`).  Score sums are added entry after entry
+    (:class:`~calibration_toolbox.binning.BinSums`), so they do not depend on the blocks.
     """
 
     def __init__(self, checked, weights, options: _GCEOptions, cut, column_totals_too: bool):
@@ -1061,62 +1067,66 @@ class _AllEntrySums:
         self.column_totals_too = column_totals_too
         n_classes = self.prob.shape[1]
         n_cells = options.n_groups(n_classes) * options.n_bins
-        self.counts = np.zeros(n_cells)
-        self.score_sums = np.zeros(n_cells)
+        self.above = BinSums(n_cells, weights is not None, targets=False)
         self.column_totals = np.zeros(n_classes)
         self.entries_above = np.zeros(n_classes)
         self.label_counts = np.zeros(n_cells, dtype=np.int64 if weights is None else np.float64)
         block_size = min(len(self.prob), block_rows(n_classes, ALL_ENTRIES_BLOCK_ELEMENTS))
         self.wide = np.empty((block_size if column_totals_too else 0, n_classes))
+        self.pending_from = 0  # first row whose entries are pending
+        self.pending_rows = 0
+        self.pending: list[tuple[NDArray, NDArray]] = []
+        self.pending_labels: list[NDArray] = []
+        self.n_pending = 0
 
     def add_block(self, rows: slice, summary: RowSummary) -> None:
         """Add a checked row block, whose label scores are ``summary.label_scores``."""
-        options, n_classes = self.options, self.prob.shape[1]
         block = np.ascontiguousarray(self.prob[rows])
         above = np.flatnonzero(block > self.cut)
+        scores = block.reshape(-1)[above]
+        above += rows.start * block.shape[1]
+        self.pending.append((above, scores))
+        self.pending_labels.append(summary.label_scores.copy())
+        self.pending_rows = rows.stop
+        if self.column_totals_too:
+            wide = self.wide[: len(block)]
+            np.copyto(wide, block)
+            if self.weights is None:
+                self.column_totals += np.einsum("ij->j", wide)
+            else:
+                self.column_totals += np.einsum("i,ij->j", self.weights[rows], wide)
+        self.n_pending += len(above) + len(block)
+        if self.n_pending >= BINNING_BATCH_ENTRIES:
+            self.bin_pending()
+
+    def bin_pending(self) -> None:
+        """Bin the entries set aside: those above the cut, and the label entries."""
+        if not self.pending:
+            return
+        options, n_classes = self.options, self.prob.shape[1]
+        above, scores = (_joined(parts) for parts in zip(*self.pending, strict=True))
+        label_scores = _joined(self.pending_labels)
+        rows = slice(self.pending_from, self.pending_rows)
+        self.pending, self.pending_labels, self.n_pending = [], [], 0
+        self.pending_from = rows.stop
+
         entry_rows = above // n_classes  # several times faster than np.divmod here
         columns = above - entry_rows * n_classes
-        scores = block.reshape(-1)[above]
+        weights = None if self.weights is None else self.weights[entry_rows]
+        self.above.add(_cells(options, columns, scores), scores, None, weights)
+        if weights is not None and self.column_totals_too:
+            self.entries_above += np.bincount(columns, weights=weights > 0, minlength=n_classes)
         row_weights = None if self.weights is None else self.weights[rows]
-        block_weights = None if row_weights is None else row_weights[entry_rows]
-        cells = _cells(options, columns, scores)
-        block_counts, block_scores, _ = bin_sums(
-            cells, len(self.counts), scores, None, block_weights
-        )
-        self.counts += block_counts
-        self.score_sums += block_scores
-        if self.column_totals_too:
-            self._add_column_totals(block, row_weights, columns, block_weights)
-        labels, label_scores = self.labels[rows], summary.label_scores
         # The label entries' classes are their groups; their targets are all 1 (not needed).
         labels, label_scores, _, label_weights = _kept_entries(
-            options.thresholding, labels, label_scores, label_scores, row_weights
+            options.thresholding, self.labels[rows], label_scores, label_scores, row_weights
         )
         add_counts(self.label_counts, _cells(options, labels, label_scores), label_weights)
 
-    def _add_column_totals(
-        self,
-        block: NDArray,
-        row_weights: NDArray | None,
-        columns_above: NDArray,
-        weights_above: NDArray | None,
-    ) -> None:
-        """Add a block's (weighted) column totals, and its positive-weight entries above the cut.
 
-        The float64 copy of the block goes to a buffer kept from block to block: a new one
-        per block made the allocator hand pages back and fault them in again (SCE on
-        1,000,000 x 10 float32 took 225 ms instead of 60 ms).
-        """
-        if row_weights is not None:
-            self.entries_above += np.bincount(
-                columns_above, weights=weights_above > 0, minlength=len(self.column_totals)
-            )
-        wide = self.wide[: len(block)]
-        np.copyto(wide, block)
-        if row_weights is None:
-            self.column_totals += np.einsum("ij->j", wide)
-        else:
-            self.column_totals += np.einsum("i,ij->j", row_weights, wide)
+def _joined(parts: list[NDArray] | tuple[NDArray, ...]) -> NDArray:
+    """The arrays end to end (the array itself, not a copy, when there is one)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _fill_first_bin(
