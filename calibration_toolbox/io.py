@@ -26,7 +26,7 @@ from calibration_toolbox import _csv
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._csv import CSV_LABEL_COLUMNS
 
-__all__ = ["iter_predictions", "load_predictions"]
+__all__ = ["iter_predictions", "load_predictions", "load_prob"]
 
 PREDICTION_KEYS = (
     "prob",
@@ -177,6 +177,43 @@ def load_predictions(
     _check_shapes(predictions, labels, options.path, labels_source)
     n_classes = 2 if predictions.ndim == 1 else predictions.shape[1]
     return predictions, iv.labels_from_file(labels, classes, n_classes, labels_source)
+
+
+def load_prob(path: str | os.PathLike) -> NDArray:
+    """Read the predictions of a ``.npy`` file that has no labels beside it.
+
+    Predictions to calibrate with a fitted model need no labels; the other formats hold
+    their labels and are read with :func:`load_predictions`.  The array is memory-mapped
+    read-only, as there, and checked for shape (1-D or 2-D) only.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.npy`` file.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) or (n_samples, n_classes)
+        A read-only ``np.memmap``, as stored.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from calibration_toolbox.io import load_prob
+    >>> path = os.path.join(tempfile.mkdtemp(), "logits.npy")
+    >>> np.save(path, np.zeros((4, 3)))
+    >>> load_prob(path).shape
+    (4, 3)
+    """
+    path = Path(path)
+    if path.suffix.lower() != ".npy":
+        raise ValueError(
+            f"`path` must be a .npy file (the other formats hold their labels: read them "
+            f"with load_predictions); got {path.name!r}."
+        )
+    predictions = _read_npy(path)
+    _check_shapes(predictions, predictions.shape[:1], path, "")
+    return predictions
 
 
 def iter_predictions(

@@ -28,7 +28,7 @@ from calibration_toolbox.cli._methods import (
 from calibration_toolbox.cli._metrics import Metric, parse_metrics
 from calibration_toolbox.cli._parser import UsageError
 from calibration_toolbox.cli._text import csv_text, parameters_text, table_text
-from calibration_toolbox.io import _read_npy
+from calibration_toolbox.io import load_prob
 from calibration_toolbox.metrics import ECE, negative_log_likelihood
 from calibration_toolbox.recalibration import load_recalibrator
 
@@ -122,7 +122,7 @@ def _read_to_calibrate(path: str, args: argparse.Namespace) -> Part:
     A ``.npy`` without ``--labels`` is predictions only; the recalibrator checks them.
     """
     if Path(path).suffix.lower() == ".npy" and args.labels is None:
-        predictions = _read_npy(Path(path))
+        predictions = load_prob(path)
         if predictions.ndim == 2 and predictions.shape[1] == 1:
             predictions = predictions[:, 0]
         return Part(predictions, None)

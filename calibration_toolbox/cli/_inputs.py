@@ -20,7 +20,15 @@ from calibration_toolbox.io import load_predictions
 from calibration_toolbox.metrics import negative_log_likelihood
 from calibration_toolbox.scores import Scores
 
-__all__ = ["Inputs", "Part", "load_inputs", "metric_view", "read_predictions"]
+__all__ = [
+    "Inputs",
+    "Part",
+    "class_names",
+    "file_options",
+    "load_inputs",
+    "metric_view",
+    "read_predictions",
+]
 
 
 @dataclass(frozen=True)
@@ -114,15 +122,49 @@ def read_predictions(
 
     A single column of predictions becomes a 1-D array: P(y = 1), or the log-odds.
     """
-    predictions, labels = load_predictions(
-        path, labels_path=labels_path, prob_key=args.prob_key, labels_key=args.labels_key
-    )
+    predictions, labels = load_predictions(path, labels_path=labels_path, **file_options(args))
     if predictions.ndim == 2 and predictions.shape[1] == 1:
         predictions = predictions[:, 0]
     if args.renormalize:
         predictions = _renormalized(path, predictions, labels, args)
     _check_values(path, predictions, labels, args.logits, args.scores)
     return predictions, labels
+
+
+def file_options(args: argparse.Namespace) -> dict[str, object]:
+    """The reading options as :func:`~calibration_toolbox.io.load_predictions` takes them.
+
+    ``--classes`` or ``--classes-file`` become a list of names.
+    """
+    return {
+        "prob_key": args.prob_key,
+        "labels_key": args.labels_key,
+        "prob_column": args.prob_column,
+        "labels_column": args.labels_column,
+        "classes": class_names(args.classes, args.classes_file),
+        "sep": args.sep,
+    }
+
+
+def class_names(text: str | None, names_file: str | None) -> list | None:
+    """The names of ``--classes a,b,c`` or of ``--classes-file`` (one per line, blanks skipped).
+
+    Names that are all whole numbers written as such (``--classes 3,7``) are numbers, so
+    that they match integer labels in a ``.npz`` or ``.parquet``; a ``.csv``'s labels are
+    text and are compared as text either way.
+    """
+    if text is None and names_file is None:
+        return None
+    if names_file is not None:
+        with open(names_file, encoding="utf-8-sig") as handle:
+            names = [line.strip() for line in handle if line.strip()]
+        if not names:
+            raise ValueError(f"--classes-file {names_file} holds no class names.")
+    else:
+        names = [name.strip() for name in text.split(",")]
+    if all(name.lstrip("-").isdigit() and str(int(name)) == name for name in names):
+        return [int(name) for name in names]
+    return names
 
 
 def _check_values(
