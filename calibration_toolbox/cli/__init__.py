@@ -60,6 +60,8 @@ _FILE_OPTIONS = (
     "--sep",
     "--classes",
     "--classes-file",
+    "--stream",
+    "--in-memory",
 )
 
 # What a bad input raises anywhere below (a Warning only under `python -W error`; an
@@ -124,7 +126,7 @@ def _parse(argv: Sequence[str]):
         args = main_parser.parse_args(["report"])
     if args.command == "report" and args.path is None:
         for option in _FILE_OPTIONS:
-            if getattr(args, option[2:].replace("-", "_")) is not None:
+            if getattr(args, option[2:].replace("-", "_")) not in (None, False):
                 raise UsageError(f"{option} needs a predictions FILE.")
     return args
 

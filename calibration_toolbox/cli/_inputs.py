@@ -23,11 +23,15 @@ from calibration_toolbox.scores import Scores
 __all__ = [
     "Inputs",
     "Part",
+    "check_same_columns",
+    "check_values",
     "class_names",
     "file_options",
+    "file_title",
     "load_inputs",
     "metric_view",
     "read_predictions",
+    "renormalized",
 ]
 
 
@@ -79,17 +83,13 @@ def load_inputs(args: argparse.Namespace, fitting: bool) -> Inputs:
     if args.path is None:
         return _example(fitting)
     predictions, labels = read_predictions(args.path, args, labels_path=args.labels)
-    title = f"calibration-toolbox {__version__}: {args.path}"
-    if args.scores:
-        title += "; one score per row against a 0/1 target (--scores), binned as given"
-    elif predictions.ndim == 1:
-        title += "; one column read as P(y = 1) of a binary classifier (--scores: as given)"
+    title = file_title(args, one_column=predictions.ndim == 1)
     whole = Part(predictions, labels)
     if not fitting:
         return Inputs(title, args.path, whole, None, None, args.logits, args.scores)
     if args.fit_on is not None:
         fit = Part(*read_predictions(args.fit_on, args))
-        _check_same_columns(whole, fit, args)
+        check_same_columns(whole, fit, args)
         text = f"{args.fit_on} (--fit-on)"
         return Inputs(title, args.path, whole, fit, text, args.logits, args.scores)
     fraction = 0.5 if args.split is None else args.split
@@ -99,6 +99,16 @@ def load_inputs(args: argparse.Namespace, fitting: bool) -> Inputs:
     text = f"{what} (--split {fraction:g} --seed {seed})"
     test, fit = (Part(predictions[rows], labels[rows]) for rows in (test_rows, fit_rows))
     return Inputs(title, args.path, test, fit, text, args.logits, args.scores)
+
+
+def file_title(args: argparse.Namespace, one_column: bool) -> str:
+    """The report's first line for FILE: the version, the file and how it was read."""
+    title = f"calibration-toolbox {__version__}: {args.path}"
+    if args.scores:
+        return title + "; one score per row against a 0/1 target (--scores), binned as given"
+    if one_column:
+        return title + "; one column read as P(y = 1) of a binary classifier (--scores: as given)"
+    return title
 
 
 def _example(fitting: bool) -> Inputs:
@@ -126,8 +136,8 @@ def read_predictions(
     if predictions.ndim == 2 and predictions.shape[1] == 1:
         predictions = predictions[:, 0]
     if args.renormalize:
-        predictions = _renormalized(path, predictions, labels, args)
-    _check_values(path, predictions, labels, args.logits, args.scores)
+        predictions = renormalized(path, predictions, labels, args)
+    check_values(path, predictions, labels, args.logits, args.scores)
     return predictions, labels
 
 
@@ -167,7 +177,7 @@ def class_names(text: str | None, names_file: str | None) -> list | None:
     return names
 
 
-def _check_values(
+def check_values(
     path: str, predictions: np.ndarray, labels: np.ndarray, logits: bool, scores: bool
 ) -> None:
     """Every check of the values (finite, labels in range, distributions) on the whole file.
@@ -181,7 +191,7 @@ def _check_values(
         raise kind(f"{path}: {error}") from None
 
 
-def _check_same_columns(test: Part, fit: Part, args: argparse.Namespace) -> None:
+def check_same_columns(test: Part, fit: Part, args: argparse.Namespace) -> None:
     shapes = test.predictions.shape[1:], fit.predictions.shape[1:]
     if shapes[0] != shapes[1]:
         columns = [f"{shape[0]} columns" if shape else "one column" for shape in shapes]
@@ -191,7 +201,7 @@ def _check_same_columns(test: Part, fit: Part, args: argparse.Namespace) -> None
         )
 
 
-def _renormalized(
+def renormalized(
     path: str, predictions: np.ndarray, labels: np.ndarray, args: argparse.Namespace
 ) -> np.ndarray:
     """``--renormalize``: each row divided by its sum, checked as the metrics check it."""

@@ -224,6 +224,14 @@ def _add_report(commands) -> None:
         "--plot", type=_figure_path, metavar="FILE", help="write the diagrams (.png/.svg/.pdf)"
     )
     report.add_argument("--html", metavar="FILE", help="write the report as an HTML page")
+    reading = report.add_mutually_exclusive_group()
+    reading.add_argument(
+        "--stream", action="store_true", help="read FILE in blocks (default above 128 MiB)"
+    )
+    reading.add_argument("--in-memory", action="store_true", help="read FILE whole, however large")
+    report.add_argument(
+        "--block-rows", type=_positive_int, metavar="N", help="rows per block (65536)"
+    )
 
 
 def _add_recalibrate(commands) -> None:
