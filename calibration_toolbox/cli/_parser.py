@@ -134,6 +134,16 @@ _REPORT_HELP = "\n".join(
         "",
         *_METHODS_HELP,
         "",
+        "large files:",
+        _fill(
+            "a FILE above 128 MiB (or any FILE with --stream) is read in blocks of "
+            "--block-rows rows, one pass, in memory bounded by a block: every metric the "
+            "per-bin sums determine (ECE, MCE, RMSCE, OCE, UCE, DebiasedL2, TopLabelECE, SCE, "
+            "Brier, NLL, --per-class) equals the whole file's; the others (ACE, TACE, KSCE, "
+            "..., --ci) are left out with a warning; --in-memory reads the file whole. "
+            "--method then needs --fit-on (the fit is in memory)."
+        ),
+        "",
         "metrics:",
         _fill(
             f"--metrics takes any of {', '.join(METRICS)} and Top<r>CE (ToprCE with r, "
