@@ -32,6 +32,12 @@ _CLI_WORDS = (
     ("`prob_key`", "--prob-key"),
     ("`labels_key`", "--labels-key"),
     ("`labels_path`", "--labels"),
+    ("Pass `classes` (`--classes` on the command line)", "Pass --classes (or --classes-file)"),
+    ("classes=['cat', 'dog']", "--classes cat,dog"),
+    ("`classes`", "--classes"),
+    ("`prob_column`", "--prob-column"),
+    ("`labels_column`", "--labels-column"),
+    ("`sep`", "--sep"),
     ("`bins`", "--bins"),
     ("`path`", "the file"),
     ("`prob`", "the predictions array"),
@@ -42,6 +48,20 @@ _CLI_WORDS = (
     ("`labels`", "the labels"),
     ("`y`", "the labels"),
     ("`", ""),
+)
+
+# The options that read a FILE (meaningless on the embedded example).
+_FILE_OPTIONS = (
+    "--labels",
+    "--prob-key",
+    "--labels-key",
+    "--prob-column",
+    "--labels-column",
+    "--sep",
+    "--classes",
+    "--classes-file",
+    "--stream",
+    "--in-memory",
 )
 
 # What a bad input raises anywhere below (a Warning only under `python -W error`; an
@@ -105,9 +125,8 @@ def _parse(argv: Sequence[str]):
     if args.command is None:  # bare `calibration-toolbox`: the report on the example
         args = main_parser.parse_args(["report"])
     if args.command == "report" and args.path is None:
-        options = ("--labels", args.labels), ("--prob-key", args.prob_key)
-        for option, value in (*options, ("--labels-key", args.labels_key)):
-            if value is not None:
+        for option in _FILE_OPTIONS:
+            if getattr(args, option[2:].replace("-", "_")) not in (None, False):
                 raise UsageError(f"{option} needs a predictions FILE.")
     return args
 

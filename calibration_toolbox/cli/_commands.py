@@ -27,8 +27,9 @@ from calibration_toolbox.cli._methods import (
 )
 from calibration_toolbox.cli._metrics import Metric, parse_metrics
 from calibration_toolbox.cli._parser import UsageError
+from calibration_toolbox.cli._stream import check_streaming, stream_report, streams
 from calibration_toolbox.cli._text import csv_text, parameters_text, table_text
-from calibration_toolbox.io import _read_npy
+from calibration_toolbox.io import load_prob
 from calibration_toolbox.metrics import ECE, negative_log_likelihood
 from calibration_toolbox.recalibration import load_recalibrator
 
@@ -105,8 +106,18 @@ def _report_options(args: argparse.Namespace) -> ReportOptions:
 def report(args: argparse.Namespace, command: Sequence[str]) -> str:
     """``report``: the metrics before and after each method, as a table, JSON or CSV."""
     options = _report_options(args)
-    inputs = load_inputs(args, fitting=bool(options.methods))
-    result = build_report(inputs, options, command)
+    if streams(args):
+        check_streaming(args, options)
+        result = stream_report(args, options, command)
+    else:
+        if args.block_rows is not None:
+            whole = args.path or "the embedded example"
+            raise UsageError(
+                f"--block-rows sizes the blocks of a file read in blocks; {whole} is read "
+                "whole (add --stream)."
+            )
+        inputs = load_inputs(args, fitting=bool(options.methods))
+        result = build_report(inputs, options, command)
     if args.plot is not None:
         write_plot(args.plot, result)
     if args.html is not None:
@@ -122,7 +133,7 @@ def _read_to_calibrate(path: str, args: argparse.Namespace) -> Part:
     A ``.npy`` without ``--labels`` is predictions only; the recalibrator checks them.
     """
     if Path(path).suffix.lower() == ".npy" and args.labels is None:
-        predictions = _read_npy(Path(path))
+        predictions = load_prob(path)
         if predictions.ndim == 2 and predictions.shape[1] == 1:
             predictions = predictions[:, 0]
         return Part(predictions, None)

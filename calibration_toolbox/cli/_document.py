@@ -33,7 +33,15 @@ from calibration_toolbox.cli._metrics import Metric
 from calibration_toolbox.metrics import CalibrationTable, calibration_table
 from calibration_toolbox.stats import bootstrap
 
-__all__ = ["Report", "ReportOptions", "build_report"]
+__all__ = [
+    "Report",
+    "ReportOptions",
+    "build_report",
+    "header",
+    "per_class_rows",
+    "reliability",
+    "summary",
+]
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,7 @@ def _number(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
 
 
-def _reliability(table: CalibrationTable) -> list[dict]:
+def reliability(table: CalibrationTable) -> list[dict]:
     filled = np.flatnonzero(table.counts[0] > 0)
     edges, scores, targets = table.edges[0], table.mean_score[0], table.mean_target[0]
     return [
@@ -82,16 +90,33 @@ def _reliability(table: CalibrationTable) -> list[dict]:
     ]
 
 
-def _per_class(view: np.ndarray, labels: np.ndarray, table: CalibrationTable) -> list[dict]:
-    """Per class k: rows labelled k, ECE of the scores P(y = k), and recall of k.
+def summary(table: CalibrationTable, scores: bool) -> dict:
+    """The accuracy (``mean_target`` and ``mean_score`` with ``--scores``) of a top-label table."""
+    total = table.counts.sum()
+    if scores:
+        return {
+            "mean_target": float(table.target_sums.sum() / total),
+            "mean_score": float(table.score_sums.sum() / total),
+        }
+    return {"accuracy": float(table.target_sums.sum() / total)}
 
-    The ECE of class k is its group of the class-wise table, ``sum_b |T_b - S_b| / N``
-    (the target and score sums of bin b): SCE is the mean of these over the classes.
-    """
+
+def _per_class(view: np.ndarray, labels: np.ndarray, table: CalibrationTable) -> list[dict]:
+    """Per class k: rows labelled k, ECE of the scores P(y = k), and recall of k."""
     n_classes = view.shape[1]
     counts = np.bincount(labels, minlength=n_classes)
     correct = np.argmax(view, axis=1) == labels
     hits = np.bincount(labels[correct], minlength=n_classes)
+    return per_class_rows(counts, hits, table)
+
+
+def per_class_rows(counts: np.ndarray, hits: np.ndarray, table: CalibrationTable) -> list[dict]:
+    """The per-class rows from the rows labelled k, those predicted k among them, and the table.
+
+    The ECE of class k is its group of the class-wise table, ``sum_b |T_b - S_b| / N``
+    (the target and score sums of bin b): SCE is the mean of these over the classes.
+    """
+    n_classes = len(counts)
     errors = np.abs(table.target_sums - table.score_sums).sum(axis=1) / table.set_sizes
     return [
         {
@@ -133,21 +158,14 @@ def _entry(
         view, labels, bins=options.bins, class_conditional=False, logits=logits
     )
     report.tables[name] = table
-    total = table.counts.sum()
-    if scores:
-        entry = {
-            "mean_target": float(table.target_sums.sum() / total),
-            "mean_score": float(table.score_sums.sum() / total),
-        }
-    else:
-        entry = {"accuracy": float(table.target_sums.sum() / total)}
+    entry = summary(table, scores)
     entry["metrics"] = {
         metric.name: metric(view, labels, bins=options.bins, logits=logits)
         for metric in options.metrics
     }
     if options.ci:
         entry["intervals"] = _intervals(view, labels, options, logits)
-    entry["reliability"] = _reliability(table)
+    entry["reliability"] = reliability(table)
     if options.class_tables and not scores:
         # Every entry P(y = k) of every row (top_k_classes="all"), as SCE bins them: the
         # default top_k_classes=1 would keep only the rows that predict k.
@@ -176,8 +194,25 @@ def _calibrated(method: Method, inputs: Inputs) -> tuple[np.ndarray, dict]:
 
 
 def _header(inputs: Inputs, options: ReportOptions, command: Sequence[str]) -> dict:
-    test = inputs.test
-    shape = test.predictions.shape
+    shape = inputs.test.predictions.shape
+    n_classes = 2 if len(shape) == 1 else int(shape[1])
+    n_fit = None if not options.methods else len(inputs.fit.labels)
+    fit = (n_fit, inputs.fit_text)
+    return header(
+        inputs.file, inputs.kind, n_classes, len(inputs.test.labels), fit, options, command
+    )
+
+
+def header(
+    file: str,
+    kind: str,
+    n_classes: int,
+    n: int,
+    fit: tuple[int | None, str | None],
+    options: ReportOptions,
+    command: Sequence[str],
+) -> dict:
+    """The document's first keys: the tool, the command, the file, ``n`` and the fit rows."""
     return {
         "tool": "calibration-toolbox",
         "version": __version__,
@@ -187,12 +222,12 @@ def _header(inputs: Inputs, options: ReportOptions, command: Sequence[str]) -> d
             "numpy": np.__version__,
             "scipy": scipy.__version__,
         },
-        "file": inputs.file,
-        "input": inputs.kind,
-        "n_classes": 2 if len(shape) == 1 else int(shape[1]),
-        "n": len(test.labels),
-        "n_fit": None if not options.methods else len(inputs.fit.labels),
-        "fit": inputs.fit_text if options.methods else None,
+        "file": file,
+        "input": kind,
+        "n_classes": n_classes,
+        "n": n,
+        "n_fit": fit[0] if options.methods else None,
+        "fit": fit[1] if options.methods else None,
         "bins": options.bins,
         "metrics": [metric.name for metric in options.metrics],
     }

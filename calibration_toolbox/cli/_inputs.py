@@ -21,7 +21,19 @@ from calibration_toolbox.io import load_predictions
 from calibration_toolbox.metrics import negative_log_likelihood
 from calibration_toolbox.scores import Scores
 
-__all__ = ["Inputs", "Part", "load_inputs", "metric_view", "read_predictions"]
+__all__ = [
+    "Inputs",
+    "Part",
+    "check_same_columns",
+    "check_values",
+    "class_names",
+    "file_options",
+    "file_title",
+    "load_inputs",
+    "metric_view",
+    "read_predictions",
+    "renormalized",
+]
 
 
 @dataclass(frozen=True)
@@ -72,17 +84,13 @@ def load_inputs(args: argparse.Namespace, fitting: bool) -> Inputs:
     if args.path is None:
         return _example(fitting)
     predictions, labels = read_predictions(args.path, args, labels_path=args.labels)
-    title = f"calibration-toolbox {__version__}: {args.path}"
-    if args.scores:
-        title += "; one score per row against a 0/1 target (--scores), binned as given"
-    elif predictions.ndim == 1:
-        title += "; one column read as P(y = 1) of a binary classifier (--scores: as given)"
+    title = file_title(args, one_column=predictions.ndim == 1)
     whole = Part(predictions, labels)
     if not fitting:
         return Inputs(title, args.path, whole, None, None, args.logits, args.scores)
     if args.fit_on is not None:
         fit = Part(*read_predictions(args.fit_on, args))
-        _check_same_columns(whole, fit, args)
+        check_same_columns(whole, fit, args)
         text = f"{args.fit_on} (--fit-on)"
         return Inputs(title, args.path, whole, fit, text, args.logits, args.scores)
     fraction = 0.5 if args.split is None else args.split
@@ -92,6 +100,16 @@ def load_inputs(args: argparse.Namespace, fitting: bool) -> Inputs:
     text = f"{what} (--split {fraction:g} --seed {seed})"
     test, fit = (Part(predictions[rows], labels[rows]) for rows in (test_rows, fit_rows))
     return Inputs(title, args.path, test, fit, text, args.logits, args.scores)
+
+
+def file_title(args: argparse.Namespace, one_column: bool) -> str:
+    """The report's first line for FILE: the version, the file and how it was read."""
+    title = f"calibration-toolbox {__version__}: {args.path}"
+    if args.scores:
+        return title + "; one score per row against a 0/1 target (--scores), binned as given"
+    if one_column:
+        return title + "; one column read as P(y = 1) of a binary classifier (--scores: as given)"
+    return title
 
 
 def _example(fitting: bool) -> Inputs:
@@ -114,18 +132,52 @@ def read_predictions(
 
     A single column of predictions becomes a 1-D array: P(y = 1), or the log-odds.
     """
-    predictions, labels = load_predictions(
-        path, labels_path=labels_path, prob_key=args.prob_key, labels_key=args.labels_key
-    )
+    predictions, labels = load_predictions(path, labels_path=labels_path, **file_options(args))
     if predictions.ndim == 2 and predictions.shape[1] == 1:
         predictions = predictions[:, 0]
     if args.renormalize:
-        predictions = _renormalized(path, predictions, labels, args)
-    _check_values(path, predictions, labels, args.logits, args.scores)
+        predictions = renormalized(path, predictions, labels, args)
+    check_values(path, predictions, labels, args.logits, args.scores)
     return predictions, labels
 
 
-def _check_values(
+def file_options(args: argparse.Namespace) -> dict[str, object]:
+    """The reading options as :func:`~calibration_toolbox.io.load_predictions` takes them.
+
+    ``--classes`` or ``--classes-file`` become a list of names.
+    """
+    return {
+        "prob_key": args.prob_key,
+        "labels_key": args.labels_key,
+        "prob_column": args.prob_column,
+        "labels_column": args.labels_column,
+        "classes": class_names(args.classes, args.classes_file),
+        "sep": args.sep,
+    }
+
+
+def class_names(text: str | None, names_file: str | None) -> list | None:
+    """The names of ``--classes a,b,c`` or of ``--classes-file`` (one per line, blanks skipped).
+
+    Names that are all whole numbers written as such (``--classes 3,7``) are numbers, so
+    that they match integer labels in a ``.npz`` or ``.parquet``; a ``.csv``'s labels are
+    text and are compared as text either way.
+    """
+    if text is None and names_file is None:
+        return None
+    if names_file is not None:
+        with open(names_file, encoding="utf-8-sig") as handle:
+            names = [line.strip() for line in handle if line.strip()]
+        if not names:
+            raise ValueError(f"--classes-file {names_file} holds no class names.")
+    else:
+        names = [name.strip() for name in text.split(",")]
+    if all(name.lstrip("-").isdigit() and str(int(name)) == name for name in names):
+        return [int(name) for name in names]
+    return names
+
+
+def check_values(
     path: str, predictions: np.ndarray, labels: np.ndarray, logits: bool, scores: bool
 ) -> None:
     """Every check of the values (finite, labels in range, distributions) on the whole file.
@@ -139,7 +191,7 @@ def _check_values(
         raise kind(f"{path}: {error}") from None
 
 
-def _check_same_columns(test: Part, fit: Part, args: argparse.Namespace) -> None:
+def check_same_columns(test: Part, fit: Part, args: argparse.Namespace) -> None:
     shapes = test.predictions.shape[1:], fit.predictions.shape[1:]
     if shapes[0] != shapes[1]:
         columns = [f"{shape[0]} columns" if shape else "one column" for shape in shapes]
@@ -149,7 +201,7 @@ def _check_same_columns(test: Part, fit: Part, args: argparse.Namespace) -> None
         )
 
 
-def _renormalized(
+def renormalized(
     path: str, predictions: np.ndarray, labels: np.ndarray, args: argparse.Namespace
 ) -> np.ndarray:
     """``--renormalize``: each row divided by its sum, checked as the metrics check it."""

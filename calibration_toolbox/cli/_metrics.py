@@ -33,6 +33,9 @@ class Metric:
         Whether it needs one column per class (so not with ``--scores``).
     options : mapping
         Fixed keyword arguments that make ``function`` this measure.
+    streamed : str or None
+        Its name in :meth:`CalibrationAccumulator.results` when the sums determine it (the
+        report of a file read in blocks); None when it needs all the rows at once.
     """
 
     name: str
@@ -40,6 +43,7 @@ class Metric:
     binned: bool = True
     class_wise: bool = False
     options: Mapping[str, object] = field(default_factory=dict)
+    streamed: str | None = None
 
     def keywords(self, bins: int, logits: bool) -> dict[str, object]:
         """The keyword arguments of a call: the fixed options, ``bins`` and ``logits``."""
@@ -56,29 +60,35 @@ class Metric:
 METRICS: dict[str, Metric] = {
     metric.name: metric
     for metric in (
-        Metric("ECE", measures.ECE),
-        Metric("MCE", measures.MCE),
-        Metric("RMSCE", measures.RMSCE),
-        Metric("SCE", measures.SCE, class_wise=True),
+        Metric("ECE", measures.ECE, streamed="ECE"),
+        Metric("MCE", measures.MCE, streamed="MCE"),
+        Metric("RMSCE", measures.RMSCE, streamed="RMSCE"),
+        Metric("SCE", measures.SCE, class_wise=True, streamed="SCE"),
         Metric("ACE", measures.ACE, class_wise=True),
         Metric("TACE", measures.TACE, class_wise=True),
-        Metric("OCE", measures.OCE),
-        Metric("UCE", measures.UCE),
+        Metric("OCE", measures.OCE, streamed="OCE"),
+        Metric("UCE", measures.UCE, streamed="UCE"),
         Metric("TCE", measures.TCE),
         Metric("CWCE", measures.CWCE, class_wise=True),
-        Metric("TopLabelECE", measures.TopLabelECE, class_wise=True),
+        Metric("TopLabelECE", measures.TopLabelECE, class_wise=True, streamed="TopLabelECE"),
         Metric(
             "DebiasedL2",
             measures.GCE,
             options={"class_conditional": False, "norm": 2, "debias": True},
+            streamed="debiased_L2",
         ),
         Metric("KSCE", measures.KSCE, binned=False),
         Metric("KuiperCE", measures.KuiperCE, binned=False),
         Metric("MMCE", measures.MMCE, binned=False),
         Metric("SKCE", measures.SKCE, binned=False, class_wise=True),
         Metric("SmoothECE", measures.SmoothECE, binned=False),
-        Metric("Brier", measures.brier_score, binned=False),
-        Metric("NLL", measures.negative_log_likelihood, binned=False),
+        Metric("Brier", measures.brier_score, binned=False, streamed="brier_score"),
+        Metric(
+            "NLL",
+            measures.negative_log_likelihood,
+            binned=False,
+            streamed="negative_log_likelihood",
+        ),
     )
 }
 #: The report's metrics without ``--metrics`` (the class-wise ones are left out with --scores).

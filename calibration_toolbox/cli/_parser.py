@@ -70,12 +70,29 @@ _FILES_HELP = [
         f"predictions array named {', '.join(PREDICTION_KEYS)} and the first labels "
         f"array named {', '.join(LABEL_KEYS)}; else the only 2-D and the only 1-D array."
     ),
-    _fill(".npy: the predictions; the labels from --labels (a .npy, or a one-column .csv)."),
     _fill(
-        ".csv: one row per sample, comma-separated; the labels in the last column, or in "
-        f"the column named {', '.join(CSV_LABEL_COLUMNS[:-1])} or {CSV_LABEL_COLUMNS[-1]} "
-        "when the first line is a header (it may start with #). A single prediction "
-        "column is P(y = 1)."
+        ".npy: the predictions, memory-mapped; the labels from --labels (a .npy, or a "
+        "one-column .csv)."
+    ),
+    _fill(
+        ".csv (.txt, .tsv): one row per sample, cells separated by ',', ';' or a tab (told "
+        "from the first line; --sep to say, e.g. --sep ';' or --sep tab); the labels in the "
+        f"last column, or in the column named {', '.join(CSV_LABEL_COLUMNS[:-1])} or "
+        f"{CSV_LABEL_COLUMNS[-1]} when the first line is a header (it may start with #), or "
+        "in the column --labels-column names. A first column without a name is pandas' "
+        "index (df.to_csv(path) writes it) and is dropped. A single prediction column is "
+        "P(y = 1)."
+    ),
+    _fill(
+        '.parquet (pip install "calibration-toolbox[parquet]"): the predictions in one '
+        "column of lists, or one column per class (--prob-column p_cat,p_dog, or a prefix "
+        "--prob-column 'prob_*'), and a label column (--labels-column); by default the "
+        "columns named as the .npz arrays above. Read row group by row group."
+    ),
+    _fill(
+        "Class names: labels that are names (cat, dog) need --classes cat,dog,emu, the "
+        "names in the column order of the predictions, or --classes-file names.txt, one "
+        "name per line (for names with commas)."
     ),
     _fill(
         "Predictions are probabilities (rows summing to 1; a 1-D array is P(y = 1)) or, "
@@ -117,6 +134,16 @@ _REPORT_HELP = "\n".join(
         "",
         *_METHODS_HELP,
         "",
+        "large files:",
+        _fill(
+            "a FILE above 128 MiB (or any FILE with --stream) is read in blocks of "
+            "--block-rows rows, one pass, in memory bounded by a block: every metric the "
+            "per-bin sums determine (ECE, MCE, RMSCE, OCE, UCE, DebiasedL2, TopLabelECE, SCE, "
+            "Brier, NLL, --per-class) equals the whole file's; the others (ACE, TACE, KSCE, "
+            "..., --ci) are left out with a warning; --in-memory reads the file whole. "
+            "--method then needs --fit-on (the fit is in memory)."
+        ),
+        "",
         "metrics:",
         _fill(
             f"--metrics takes any of {', '.join(METRICS)} and Top<r>CE (ToprCE with r, "
@@ -128,10 +155,36 @@ _REPORT_HELP = "\n".join(
 )
 
 
+def _separator(text: str) -> str:
+    """``--sep``: one character; ``tab`` and a backslash-t name a tab (hard to type)."""
+    return "\t" if text in ("tab", "\\t") else text
+
+
+def _column_names(text: str) -> str | list[str]:
+    """``--prob-column``: one name (a column of lists, or a prefix ending in ``*``) or a list."""
+    names = [name.strip() for name in text.split(",")]
+    return names[0] if len(names) == 1 else names
+
+
 def _add_loading_options(command: argparse.ArgumentParser, labels_help: str) -> None:
     command.add_argument("--labels", metavar="FILE", help=labels_help)
     command.add_argument("--prob-key", metavar="KEY", help="array of the predictions in a .npz")
     command.add_argument("--labels-key", metavar="KEY", help="array of the labels in a .npz")
+    command.add_argument(
+        "--prob-column",
+        type=_column_names,
+        metavar="NAMES",
+        help="predictions in a .parquet: a,b,c or p_*",
+    )
+    command.add_argument(
+        "--labels-column", metavar="NAME", help="label column of a .parquet or a .csv"
+    )
+    command.add_argument(
+        "--sep", type=_separator, metavar="CHAR", help="separator of a .csv: , ; or tab"
+    )
+    names = command.add_mutually_exclusive_group()
+    names.add_argument("--classes", metavar="NAMES", help="class names, column order: cat,dog,emu")
+    names.add_argument("--classes-file", metavar="FILE", help="class names, one per line")
     command.add_argument("--logits", action="store_true", help="the files hold logits")
 
 
@@ -142,7 +195,9 @@ def _add_report(commands) -> None:
         epilog=_REPORT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    report.add_argument("path", nargs="?", help=".npz, .npy or .csv file; none: the example")
+    report.add_argument(
+        "path", nargs="?", help=".npz, .npy, .csv or .parquet file; none: the example"
+    )
     _add_loading_options(report, "labels file for a .npy of predictions")
     report.add_argument(
         "--scores", action="store_true", help="one score per row against a 0/1 target"
@@ -179,6 +234,14 @@ def _add_report(commands) -> None:
         "--plot", type=_figure_path, metavar="FILE", help="write the diagrams (.png/.svg/.pdf)"
     )
     report.add_argument("--html", metavar="FILE", help="write the report as an HTML page")
+    reading = report.add_mutually_exclusive_group()
+    reading.add_argument(
+        "--stream", action="store_true", help="read FILE in blocks (default above 128 MiB)"
+    )
+    reading.add_argument("--in-memory", action="store_true", help="read FILE whole, however large")
+    report.add_argument(
+        "--block-rows", type=_positive_int, metavar="N", help="rows per block (65536)"
+    )
 
 
 def _add_recalibrate(commands) -> None:
@@ -213,7 +276,7 @@ def _add_apply(commands) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     command.add_argument("model", help="a model saved by recalibrate --save-model (.json)")
-    command.add_argument("path", help="predictions to calibrate (.npz, .npy or .csv)")
+    command.add_argument("path", help="predictions to calibrate (.npz, .npy, .csv, .parquet)")
     command.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (and labels)"
     )

@@ -1,0 +1,259 @@
+"""The report of a file read in blocks: one pass, in memory bounded by a block and the tables.
+
+A file is read in blocks with ``--stream``, or when it is larger than :data:`STREAM_BYTES`
+on disk, unless ``--in-memory`` is given.  The blocks come from
+:func:`~calibration_toolbox.io.iter_predictions`; each is checked with the call that checks
+a whole file (:func:`~calibration_toolbox.cli._inputs.check_values`, its row numbers made the
+file's) and added to a :class:`~calibration_toolbox.CalibrationAccumulator` per column of the
+report (uncalibrated, then each method).  Every metric that the accumulated sums determine is
+reported and equals the in-memory report's; the others need all the rows at once and are
+left out, with one warning that names them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+from calibration_toolbox import CalibrationAccumulator
+from calibration_toolbox._warnings import warn
+from calibration_toolbox.cli._document import (
+    Report,
+    ReportOptions,
+    header,
+    per_class_rows,
+    reliability,
+    summary,
+)
+from calibration_toolbox.cli._inputs import (
+    Part,
+    check_same_columns,
+    check_values,
+    file_options,
+    file_title,
+    metric_view,
+    read_predictions,
+    renormalized,
+)
+from calibration_toolbox.cli._methods import (
+    conversion_lines,
+    fitted,
+    method_input,
+    parameters,
+    progress,
+)
+from calibration_toolbox.cli._parser import UsageError
+from calibration_toolbox.io import DEFAULT_BLOCK_ROWS, iter_predictions, load_prob
+from calibration_toolbox.scores import Scores
+
+__all__ = ["STREAM_BYTES", "check_streaming", "stream_report", "streams"]
+
+STREAM_BYTES = 2**27
+"""Files larger than this on disk (128 MiB) are read in blocks by default.
+
+Read whole, a report holds several float64 copies of the predictions: about 7 times the
+file (5.5 GB for an 800 MB ``.npy`` of 20,000,000 x 10 float32).
+"""
+
+_ROW = re.compile(r"\brow (\d+)")
+
+
+def streams(args: argparse.Namespace) -> bool:
+    """Whether ``report`` reads FILE in blocks: ``--stream``, or a file above 128 MiB."""
+    if args.path is None or args.in_memory:
+        return False
+    if args.stream:
+        return True
+    try:
+        return os.path.getsize(args.path) > STREAM_BYTES
+    except OSError:  # a missing file: the reader says so in its words
+        return False
+
+
+def _why(args: argparse.Namespace) -> str:
+    if args.stream:
+        return "--stream"
+    return f"{os.path.getsize(args.path) / 2**20:,.0f} MiB, above {STREAM_BYTES // 2**20} MiB"
+
+
+def check_streaming(args: argparse.Namespace, options: ReportOptions) -> None:
+    """Refuse what a file read in blocks cannot do, before any work: a fit on its own rows."""
+    if options.methods and args.fit_on is None:
+        raise UsageError(
+            f"{args.path} is read in blocks ({_why(args)}) and --method fits on rows held in "
+            f"memory: give --fit-on VALIDATION_FILE, or --in-memory to load {args.path} and "
+            "fit on a seeded share of it (--split)."
+        )
+
+
+def _left_out(args: argparse.Namespace, options: ReportOptions) -> list[str]:
+    """What the report cannot give from sums: the metrics that need all rows, --ci."""
+    names = [metric.name for metric in options.metrics if metric.streamed is None]
+    return names + (["the --ci intervals"] if options.ci else [])
+
+
+def _tables(options: ReportOptions, scores: bool) -> list[str]:
+    """The accumulator's tables that the report needs (each is one pass over a block)."""
+    if scores:
+        return ["top_label"]
+    streamed = {metric.streamed for metric in options.metrics}
+    tables = ["top_label"]
+    if "TopLabelECE" in streamed or options.per_class:
+        tables.append("predicted_class")
+    if "SCE" in streamed or options.class_tables:
+        tables.append("class_wise")
+    return tables
+
+
+class _Progress:
+    """Rows done (of the total, when known) and the rate, on stderr when it is a terminal."""
+
+    every = 0.5
+    """Seconds between two updates of the line."""
+
+    def __init__(self, path: str, total: int | None):
+        self.path, self.total = path, total
+        self.shown = 0.0
+        self.start = time.perf_counter()
+        self.terminal = sys.stderr.isatty()
+
+    def __call__(self, rows: int) -> None:
+        now = time.perf_counter()
+        if not self.terminal or now - self.shown < self.every:
+            return
+        self.shown = now
+        done = f"{rows:,} rows"
+        if self.total:
+            done = f"{rows:,} / {self.total:,} rows ({rows / self.total:.0%})"
+        rate = rows / max(now - self.start, 1e-9)
+        progress(f"{self.path}: {done}, {rate:,.0f} rows/s")
+
+
+class _Columns:
+    """One accumulator per column of the report: the file's predictions, then each method."""
+
+    def __init__(self, args: argparse.Namespace, options: ReportOptions):
+        self.args, self.options = args, options
+        tables = _tables(options, args.scores)
+        keywords = {"bins": options.bins, "scores": args.scores, "tables": tables}
+        self.names = ["uncalibrated", *(method.name for method in options.methods)]
+        self.accumulators = [CalibrationAccumulator(logits=args.logits, **keywords)]
+        self.accumulators += [CalibrationAccumulator(**keywords) for _ in options.methods]
+        self.fit: Part | None = None
+        self.models = []
+        if options.methods:
+            self.fit = Part(*read_predictions(args.fit_on, args))
+            self.models = [
+                fitted(method, self.fit.predictions, self.fit.labels, args.logits)
+                for method in options.methods
+            ]
+        self.rows = 0
+        self.one_column = False
+
+    def add(self, block, labels) -> None:
+        """Check a block as a whole file is checked, and add it to every column."""
+        args = self.args
+        predictions = block[:, 0] if block.ndim == 2 and block.shape[1] == 1 else block
+        if self.rows == 0 and self.fit is not None:
+            check_same_columns(Part(predictions, labels), self.fit, args)
+        try:
+            if args.renormalize:
+                predictions = renormalized(args.path, predictions, labels, args)
+            check_values(args.path, predictions, labels, args.logits, args.scores)
+        except (ValueError, TypeError) as error:
+            raise type(error)(_in_file_rows(str(error), args.path, self.rows)) from None
+        self.one_column = predictions.ndim == 1
+        self.accumulators[0].update(metric_view(predictions, args.scores, args.logits), labels)
+        for method, model, accumulator in zip(
+            self.options.methods, self.models, self.accumulators[1:], strict=True
+        ):
+            calibrated = model.predict_proba(method_input(predictions, method, args.logits))
+            accumulator.update(Scores(calibrated[:, 1]) if args.scores else calibrated, labels)
+        self.rows += len(labels)
+
+
+def _in_file_rows(message: str, path: str, first_row: int) -> str:
+    """A block's message with its row numbers made the file's (after the file's name)."""
+    prefix = f"{path}: "
+    head, body = (prefix, message[len(prefix) :]) if message.startswith(prefix) else ("", message)
+    return head + _ROW.sub(lambda match: f"row {int(match[1]) + first_row}", body)
+
+
+def _total_rows(path: str) -> int | None:
+    """The rows of a ``.npy`` (from its header); None for the other formats."""
+    return len(load_prob(path)) if path.lower().endswith(".npy") else None
+
+
+def _entry(report: Report, name: str, accumulator, options: ReportOptions, scores: bool) -> dict:
+    """The results entry of one column, from its sums (its tables kept in ``report``)."""
+    table = accumulator.table("top_label")
+    report.tables[name] = table
+    entry = summary(table, scores)
+    entry["metrics"] = {
+        metric.name: accumulator.metric(metric.streamed) for metric in options.metrics
+    }
+    entry["reliability"] = reliability(table)
+    if options.class_tables and not scores:
+        class_table = accumulator.table("class_wise")
+        report.class_tables[name] = class_table
+        if options.per_class:
+            # Unweighted sums of 0/1 targets: whole numbers, exact in float64.
+            counts = class_table.target_sums.sum(axis=1).round().astype(int)
+            hits = accumulator.table("predicted_class").target_sums.sum(axis=1).round()
+            entry["per_class"] = per_class_rows(counts, hits.astype(int), class_table)
+    return entry
+
+
+def stream_report(
+    args: argparse.Namespace, options: ReportOptions, command: Sequence[str]
+) -> Report:
+    """The report of FILE read in blocks: the metrics the sums determine, one pass."""
+    left_out = _left_out(args, options)
+    options = replace(
+        options, metrics=tuple(m for m in options.metrics if m.streamed is not None), ci=False
+    )
+    block_rows = DEFAULT_BLOCK_ROWS if args.block_rows is None else args.block_rows
+    columns = _Columns(args, options)
+    shown = _Progress(args.path, _total_rows(args.path))
+    blocks = iter_predictions(
+        args.path, block_rows=block_rows, labels_path=args.labels, **file_options(args)
+    )
+    try:
+        for block, labels in blocks:
+            columns.add(block, labels)
+            shown(columns.rows)
+    finally:
+        progress("")
+    if left_out:
+        warn(
+            f"{args.path} is read in blocks ({_why(args)}): {', '.join(left_out)} "
+            f"{'needs' if len(left_out) == 1 else 'need'} all the rows at once, left out; "
+            "--in-memory loads the file to compute them."
+        )
+    kind = "scores" if args.scores else "logits" if args.logits else "probabilities"
+    accumulator = columns.accumulators[0]
+    fit = (None, None)
+    if columns.fit is not None:
+        fit = (len(columns.fit.labels), f"{args.fit_on} (--fit-on)")
+    document = header(args.path, kind, accumulator.n_classes, columns.rows, fit, options, command)
+    document["blocks"] = {"block_rows": block_rows, "left_out": left_out}
+    notes = conversion_lines(options.methods, args.logits, columns.one_column)
+    title = file_title(args, columns.one_column)
+    title += f"; read in blocks of {block_rows:,} rows ({_why(args)})"
+    report = Report(document, title, notes)
+    if options.class_tables and not args.scores:
+        report.class_tables = {}
+    document["conversions"] = notes
+    fitted_numbers = [{}, *(parameters(model) for model in columns.models)]
+    document["results"] = [
+        {"method": name, "parameters": numbers, **_entry(report, name, acc, options, args.scores)}
+        for name, numbers, acc in zip(
+            columns.names, fitted_numbers, columns.accumulators, strict=True
+        )
+    ]
+    return report
