@@ -412,6 +412,21 @@ def test_separable_set_warns_and_stays_bounded(config):
     assert_allclose(prob.sum(axis=1), 1.0, rtol=0, atol=1e-12)
 
 
+def test_separable_set_stops_the_first_fit_at_the_proof():
+    # The first (unpenalised) fit stops at the first float64 pass whose NLL proves the
+    # set separable, instead of running on along the ray before the refit with the
+    # fallback ridge, which VectorScaling(reg_lambda=FALLBACK_RIDGE) fits directly.
+    logits, labels = make_problem(seed=11, n=200)
+    labels = np.argmax(logits, axis=1)
+    with pytest.warns(UserWarning, match="separated perfectly"):
+        model = VectorScaling().fit(logits, labels)
+    ridge = VectorScaling(reg_lambda=FALLBACK_RIDGE).fit(logits, labels)
+    assert_allclose(model.coef_, ridge.coef_, rtol=0, atol=1e-12)
+    assert_allclose(model.intercept_, ridge.intercept_, rtol=0, atol=1e-12)
+    # 64 passes before the refit without the stop, 40 with it.
+    assert model.n_passes_ - ridge.n_passes_ <= 45
+
+
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 def test_class_that_never_occurs_warns_and_stays_bounded(config):
     logits, labels = make_problem(seed=12, n=200)

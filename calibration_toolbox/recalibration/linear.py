@@ -89,6 +89,10 @@ __all__ = ["DirichletCalibration", "MatrixScaling", "VectorScaling"]
 FALLBACK_RIDGE = 1e-2
 _RIDGE_NOTICE = f"a ridge penalty {FALLBACK_RIDGE:g} * (mean((W - I)**2) + mean(b**2)) is added"
 
+# A training NLL below this times the smallest normalised weight proves separation (see
+# `_separation`).
+_SEPARATED_SHARE = float(np.log(2.0))
+
 # log of the smallest positive float64: calibrated probabilities below it are 0.
 _LOG_TINY = float(np.log(np.finfo(np.float64).smallest_subnormal))
 
@@ -223,7 +227,7 @@ def _separation(fitted: MapFit, min_weight: float) -> str | None:
     # strictly first (probability <= 1/2), so its NLL is at least log(2) * (smallest
     # positive normalised weight); a lower NLL proves that the set is separable and the
     # likelihood keeps growing along a ray.
-    if fitted.final.loss < np.log(2.0) * min_weight:
+    if fitted.final.loss < _SEPARATED_SHARE * min_weight:
         return "the calibration set is separated perfectly"
     # Part of the set can be separated from the rest (a class whose few samples lie on the
     # hull of the features, say): the likelihood then still grows along a ray, which shows
@@ -248,20 +252,22 @@ def _fit_map(
     threads = min(model.threads, len(nll.chunks)) if model.diagonal else 1
     with ThreadPoolExecutor(threads) if threads > 1 else contextlib.nullcontext() as pool:
 
-        def run(ridge: float) -> MapFit:
+        def run(ridge: float, separated_below: float | None = None) -> MapFit:
             objective = PenalisedNLL(
                 nll,
                 penalty_matrix + ridge / nll.identity.size,
                 penalty_intercept + ridge / nll.n_classes,
             )
-            return minimise(objective, model.tol, model.max_iter, pool)
+            return minimise(objective, model.tol, model.max_iter, pool, separated_below)
 
-        fitted = run(ridge)
         if ridge or not free:
-            return fitted, ridge
+            return run(ridge), ridge
         min_weight = (
             1.0 / n_samples if weights is None else weights[weights > 0].min() / weights.sum()
         )
+        # A pass whose NLL proves the set separable (see `_separation`) ends the fit there:
+        # the refit below replaces it.
+        fitted = run(ridge, _SEPARATED_SHARE * min_weight)
         separated = _separation(fitted, min_weight)
         if not separated:
             return fitted, ridge
