@@ -17,9 +17,9 @@ from calibration_toolbox import (
     RMSCE,
     SCE,
     UCE,
+    MatrixScaling,
     Scores,
     SmoothECE,
-    TemperatureScaling,
     TopLabelECE,
     ToprCE,
     brier_score,
@@ -105,7 +105,9 @@ def test_what_does_not_stream_is_refused():
     for call in (
         lambda: KSCE(lazy, labels),
         lambda: SmoothECE(lazy, labels),
-        lambda: TemperatureScaling().fit(lazy, labels),
+        lambda: MatrixScaling().fit(
+            lazy, labels
+        ),  # temperature/vector scaling fit: test_dask_fits
         lambda: ECE(prob, da.from_array(labels)),
     ):
         with pytest.raises(TypeError, match=r"is a Dask array.*\.compute\(\).*ECE, RMSCE"):
