@@ -134,18 +134,6 @@ def test_chunk_errors_name_their_rows_and_zero_weight_chunks_add_nothing():
         ECE(lazy, labels, sample_weight=np.zeros(400))
 
 
-@pytest.fixture(scope="module")
-def cluster_client():
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
-
-
 def test_on_a_local_cluster_with_two_worker_processes(cluster_client):
     # Generated in the workers: the client never holds the rows.
     rng = da.random.default_rng(7)
