@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from calibration_toolbox import NotFittedError, TemperatureScaling
+from calibration_toolbox import (
+    NotFittedError,
+    TemperatureScaling,
+    VectorScaling,
+    negative_log_likelihood,
+)
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -114,3 +119,21 @@ def test_temperature_fit_on_a_local_cluster(cluster_client):
     expected = TemperatureScaling().fit(local_logits, local_labels)
     assert_allclose(fitted.temperature_, expected.temperature_, rtol=1e-10)
     assert_allclose(probs, expected.predict_proba(local_logits[:5]), rtol=1e-6)
+
+
+def test_vector_scaling_on_dask_arrays_reaches_the_in_memory_optimum():
+    logits, labels, weights = _problem(n=3000, k=4)
+    logits += [0.0, 1.0, 2.0, 3.0]
+    expected = VectorScaling().fit(logits, labels, weights)
+    lazy = da.from_array(logits, chunks=(700, -1))
+    with _Computes() as computes:
+        fitted = VectorScaling().fit(lazy, labels, weights)
+    assert computes.count == 1 + fitted.n_passes_  # the class weights, then one per pass
+    # As close as the in-memory fit of the same rows in another order (see test_block_fits).
+    assert_allclose(fitted.coef_, expected.coef_, atol=1e-6)
+    assert_allclose(fitted.intercept_, expected.intercept_, atol=1e-6)
+    probs = fitted.predict_proba(lazy)
+    assert isinstance(probs, da.Array)
+    loss = negative_log_likelihood(probs.compute(), labels, sample_weight=weights)
+    best = negative_log_likelihood(expected.predict_proba(logits), labels, sample_weight=weights)
+    assert_allclose(loss, best, rtol=1e-12)

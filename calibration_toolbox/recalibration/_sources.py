@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from calibration_toolbox import _validation as iv
 
-__all__ = ["Block", "block_opener", "checked_blocks"]
+__all__ = ["Block", "block_opener", "block_sum", "checked_blocks", "checked_part"]
 
 
 class Block(NamedTuple):
@@ -69,6 +69,13 @@ def _unpacked(block: object, index: int) -> tuple:
     return block if len(block) == 3 else (*block, None)
 
 
+def checked_part(logits, labels, weights) -> tuple[NDArray, NDArray, NDArray | None]:
+    """Part of the rows (a Dask chunk) checked as ``fit`` checks its arguments."""
+    logits = iv.check_logits(logits, "X")
+    labels = iv.check_labels(labels, *logits.shape, name="y")
+    return logits, labels, iv.check_sample_weight(weights, len(logits))
+
+
 def _checked_arrays(logits, labels, weights, start: int, n_classes: int | None) -> Block:
     """One block's arrays checked as ``fit`` checks its arguments."""
     logits = iv.check_logits(logits, "X")
@@ -105,3 +112,21 @@ def checked_blocks(open_blocks: Callable[[], Iterator]) -> Iterator[Block]:
         n_classes = block.logits.shape[1]
         start += len(block.labels)
         yield block
+
+
+def block_sum(open_blocks: Callable[[], Iterator], function: Callable):
+    """The sum of ``function(logits, labels, weights)`` over one pass of checked blocks.
+
+    Blocks whose weights are all 0 are left out; no rows, or no positive weight, is an
+    error.
+    """
+    total, n_rows = 0.0, 0
+    for block in checked_blocks(open_blocks):
+        n_rows += len(block.labels)
+        if not block.skip:
+            total = total + function(block.logits, block.labels, block.weights)
+    if n_rows == 0:
+        raise ValueError("`source` yielded no rows.")
+    if isinstance(total, float):
+        raise ValueError("`sample_weight` must have a positive sum; got all zeros.")
+    return total

@@ -20,7 +20,7 @@ from calibration_toolbox.recalibration._base import (
     integer_field,
     number_field,
 )
-from calibration_toolbox.recalibration._sources import block_opener, checked_blocks
+from calibration_toolbox.recalibration._sources import block_opener, checked_blocks, checked_part
 
 __all__ = ["TEMPERATURE_BOUNDS", "TemperatureScaling"]
 
@@ -290,22 +290,15 @@ def _block_start(open_blocks, low: float) -> float:
     return 0.0
 
 
-def _checked_chunk(logits, labels, weights):
-    """A Dask chunk's arrays, checked in the worker as ``fit`` checks its arguments."""
-    logits = iv.check_logits(logits, "X")
-    labels = iv.check_labels(labels, *logits.shape, name="y")
-    return logits, labels, iv.check_sample_weight(weights, len(logits))
-
-
 def _chunk_sums(beta: float, logits, labels, weights) -> tuple[NDArray, float]:
     """The sums of one Dask chunk at ``beta`` and its total weight (run in a worker)."""
-    objective = _TemperatureNLL(*_checked_chunk(logits, labels, weights))
+    objective = _TemperatureNLL(*checked_part(logits, labels, weights))
     return objective.sums(beta), objective.total_weight
 
 
 def _chunk_start(low: float, logits, labels, weights) -> float:
     """:func:`_start_from` one Dask chunk (run in a worker)."""
-    logits, labels, weights = _checked_chunk(logits, labels, weights)
+    logits, labels, weights = checked_part(logits, labels, weights)
     return _start_from(logits, labels, weights, low)
 
 
