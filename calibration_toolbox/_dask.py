@@ -17,6 +17,7 @@ Dask*.  Every other function refuses a Dask array (:func:`refusal`).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 
@@ -24,12 +25,24 @@ import numpy as np
 
 from calibration_toolbox.scores import Scores
 
-__all__ = ["STREAMING", "is_dask_array", "is_dask_input", "refusal", "score_sums", "table"]
+__all__ = [
+    "STREAMING",
+    "LazyPredictions",
+    "fit_sums",
+    "is_dask_array",
+    "is_dask_input",
+    "on_first_chunk",
+    "refusal",
+    "row_chunked",
+    "score_sums",
+    "table",
+]
 
 #: What streams over a Dask array, for the error messages.
 STREAMING = (
     "ECE, RMSCE, MCE, OCE, UCE, SCE, ToprCE, TopLabelECE, GCE and calibration_table with "
-    "fixed edges (adaptive_bins=False), brier_score and negative_log_likelihood"
+    "fixed edges (adaptive_bins=False), brier_score and negative_log_likelihood; "
+    "TemperatureScaling.fit and VectorScaling.fit, and the predictions of those two"
 )
 
 
@@ -47,7 +60,7 @@ def refusal(name: str) -> TypeError:
     """The error of a function that does not stream, given a Dask array as ``name``."""
     return TypeError(
         f"`{name}` is a Dask array, and this call does not stream over row chunks (it needs "
-        "all rows at once: equal-mass edges, sorting, kernels, fits). Call .compute() "
+        "all rows at once: equal-mass edges, sorting, kernels, most fits). Call .compute() "
         f"first if the array fits in memory, or use what streams over Dask arrays: {STREAMING}."
     )
 
@@ -86,16 +99,59 @@ def score_sums(prob, labels, *, logits, sample_weight, renormalize, **options):
 
 def _n_classes(prob) -> int:
     """K of a Dask ``prob`` chunked along rows only (2 for a 1-D array or ``Scores``)."""
-    values = prob.values if isinstance(prob, Scores) else prob
+    if isinstance(prob, Scores):
+        row_chunked(prob.values, "prob")
+        return 2
+    return row_chunked(prob, "prob")
+
+
+def row_chunked(values, name: str) -> int:
+    """K of a Dask array (2 when 1-D) after checking that it is chunked along rows only."""
     if values.ndim == 2 and len(values.chunks[1]) > 1:
         raise ValueError(
-            "`prob` must be chunked along rows only (each chunk holding all K columns); got "
-            f"{len(values.chunks[1])} chunks along the classes. Rechunk it with "
-            "prob.rechunk({1: -1})."
+            f"`{name}` must be chunked along rows only (each chunk holding all K columns); "
+            f"got {len(values.chunks[1])} chunks along the classes. Rechunk it with "
+            f"{name}.rechunk({{1: -1}})."
         )
-    if values.ndim == 2 and not isinstance(prob, Scores):
-        return int(values.shape[1])
-    return 2
+    if values.ndim not in (1, 2) or any(np.isnan(size) for size in values.chunks[0]):
+        raise ValueError(
+            f"`{name}` must be a 1-D or 2-D Dask array with known chunk sizes; got shape "
+            f"{values.shape} (for unknown sizes call {name}.compute_chunk_sizes() first)."
+        )
+    return int(values.shape[1]) if values.ndim == 2 else 2
+
+
+def fit_sums(X, y, sample_weight, chunk):
+    """``(sums, total weight)`` of one pass of a fit over Dask arrays.
+
+    ``chunk(X, y, weights)`` of each row chunk (it checks its arrays as the in-memory fit
+    does) runs in the workers and returns ``(sums, weight)``; only those travel, added in
+    a tree.  An error names the chunk's rows; a chunk whose weights are all 0 adds nothing.
+    """
+    total, weight = _tree_sum(X, y, sample_weight, chunk, names=("y", "sample_weight"))
+    _check_total_weight(weight)
+    return total, weight
+
+
+def on_first_chunk(X, y, sample_weight, function):
+    """``function(X, y, weights)`` of the first row chunk, computed in a worker.
+
+    For a warm start: only its result travels.  A first chunk whose weights are all 0
+    gives 0.0.
+    """
+    import dask
+
+    start, block, label_block, weight_block = _chunk_tasks(
+        X, y, sample_weight, ("y", "sample_weight")
+    )[0]
+    task = dask.delayed(_on_chunk, pure=True)
+    return dask.compute(task(function, start, block, label_block, weight_block))[0]
+
+
+def _on_chunk(function, start: int, logits, labels, weights):
+    if weights is not None and len(weights) and not np.any(weights):
+        return 0.0
+    return _located(function, start, len(labels), logits, labels, weights)
 
 
 def _check_total_weight(weight: float) -> None:
@@ -129,13 +185,18 @@ def _in_chunk(function, start: int, scores: bool, prob, labels, weights):
     every weight is 0, which is checked on the total).
     """
     prob = Scores(prob) if scores else prob
+    if weights is not None and len(weights) and not np.any(weights):
+        result, _ = _located(function, start, len(labels), prob, labels, None)
+        return _zero(result), 0.0
+    return _located(function, start, len(labels), prob, labels, weights)
+
+
+def _located(function, start: int, n_rows: int, *arrays):
+    """``function(*arrays)`` of one row chunk, an error in it placed in the chunk's rows."""
     try:
-        if weights is not None and len(weights) and not np.any(weights):
-            result, _ = function(prob, labels, None)
-            return _zero(result), 0.0
-        return function(prob, labels, weights)
+        return function(*arrays)
     except (TypeError, ValueError) as exc:
-        stop = start + len(labels) - 1
+        stop = start + n_rows - 1
         raise type(exc)(
             f"in rows {start} to {stop} (one chunk of the Dask arrays): {exc}"
         ) from None
@@ -154,27 +215,36 @@ def _zero(result):
 _TABLE_SUMS = ("counts", "score_sums", "target_sums")
 
 
-def _tree_sum(prob, labels, sample_weight, chunk):
+def _chunk_tasks(values, labels, sample_weight, names) -> list[tuple]:
+    """``(first row, chunk, labels chunk, weights chunk or None)`` of every row chunk.
+
+    The chunks are ``dask.delayed`` objects (made where the graph puts them: the
+    workers); ``names`` are those of ``labels`` and ``sample_weight`` for the messages.
+    """
+    row_chunks = values.chunks[0]
+    parts = [
+        _as_rows(argument, name, row_chunks)
+        for argument, name in zip((labels, sample_weight), names, strict=True)
+    ]
+    starts = np.concatenate([[0], np.cumsum(row_chunks)[:-1]]).astype(int).tolist()
+    blocks = values.to_delayed().reshape(-1)
+    label_blocks = parts[0].to_delayed().reshape(-1)
+    weight_blocks = [None] * len(blocks) if parts[1] is None else parts[1].to_delayed()
+    return list(zip(starts, blocks, label_blocks, weight_blocks, strict=True))
+
+
+def _tree_sum(prob, labels, sample_weight, chunk, names=("labels", "sample_weight")):
     """Reduce every row chunk with ``chunk`` in the workers, adding the results pairwise."""
     import dask
 
     scores = isinstance(prob, Scores)
     values = prob.values if scores else prob
-    row_chunks = values.chunks[0]
-    parts = [
-        _as_rows(argument, name, row_chunks)
-        for argument, name in ((labels, "labels"), (sample_weight, "sample_weight"))
-    ]
-    starts = np.concatenate([[0], np.cumsum(row_chunks)[:-1]])
-    blocks = values.to_delayed().reshape(-1)
-    label_blocks = parts[0].to_delayed().reshape(-1)
-    weight_blocks = [None] * len(blocks) if parts[1] is None else parts[1].to_delayed()
     # Chunks are reduced where they are made (the workers); only sums travel.
     reduce = dask.delayed(_in_chunk, pure=True)
     results = [
-        reduce(chunk, int(start), scores, block, label_block, weight_block)
-        for start, block, label_block, weight_block in zip(
-            starts, blocks, label_blocks, weight_blocks, strict=True
+        reduce(chunk, start, scores, block, label_block, weight_block)
+        for start, block, label_block, weight_block in _chunk_tasks(
+            values, labels, sample_weight, names
         )
     ]
     add = dask.delayed(_add_pairs, pure=True)
@@ -209,3 +279,49 @@ def _as_rows(argument, name: str, row_chunks):
     if is_dask_array(argument):
         return argument.rechunk((row_chunks, *argument.shape[1:]))
     return da.from_array(argument, chunks=(row_chunks, *argument.shape[1:]))
+
+
+def _call_method(recalibrator, method: str, block):
+    """``recalibrator.method(block)`` on one in-memory chunk (in a worker)."""
+    return getattr(recalibrator, method)(block)
+
+
+class LazyPredictions:
+    """Mixin of a recalibrator: its predictions of a Dask array are lazy Dask arrays.
+
+    ``__call__``, ``predict_proba`` and ``predict`` of a Dask array chunked along rows
+    return a Dask array made by ``map_blocks``: each chunk is computed by the in-memory
+    method of a copy of the fitted recalibrator (so a later refit changes nothing), in
+    the workers, when the result is computed.  Whether it is fitted and has the
+    array's classes is checked at the call.
+    """
+
+    def __call__(self, X):
+        if is_dask_array(X):
+            return self._lazy("__call__", X)
+        return super().__call__(X)
+
+    def predict_proba(self, X):
+        if is_dask_array(X):
+            return self._lazy("predict_proba", X)
+        return super().predict_proba(X)
+
+    def predict(self, X):
+        if is_dask_array(X):
+            return self._lazy("predict", X)
+        return super().predict(X)
+
+    def _lazy(self, method: str, X):
+        self._check_fitted()
+        n_classes = row_chunked(X, "X")
+        self._check_n_classes(n_classes)
+        function = functools.partial(_call_method, copy.deepcopy(self), method)
+        if method == "predict":
+            meta = np.empty(0, dtype=np.intp)
+            return X.map_blocks(function, drop_axis=1 if X.ndim == 2 else (), meta=meta)
+        dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.dtype(np.float64)
+        meta = np.empty((0, 0), dtype=dtype)
+        chunks = (X.chunks[0], (n_classes,))
+        if X.ndim == 1:  # one logit per row: two columns out
+            return X.map_blocks(function, new_axis=1, chunks=chunks, meta=meta)
+        return X.map_blocks(function, chunks=chunks, meta=meta)

@@ -76,3 +76,16 @@ def synthetic_example():
     logits, labels = make_overconfident(10_000, 10, temperature=2.0, seed=2019)
     order = np.random.default_rng(7).permutation(len(labels))
     return Example(logits, labels, np.sort(order[:5000]), np.sort(order[5000:]), 2.0)
+
+
+@pytest.fixture(scope="session")
+def cluster_client():
+    """A dask.distributed LocalCluster of two worker processes, one per session (slow to start)."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster, set_as_default=False) as client,
+    ):
+        yield client

@@ -17,9 +17,9 @@ from calibration_toolbox import (
     RMSCE,
     SCE,
     UCE,
+    MatrixScaling,
     Scores,
     SmoothECE,
-    TemperatureScaling,
     TopLabelECE,
     ToprCE,
     brier_score,
@@ -105,7 +105,9 @@ def test_what_does_not_stream_is_refused():
     for call in (
         lambda: KSCE(lazy, labels),
         lambda: SmoothECE(lazy, labels),
-        lambda: TemperatureScaling().fit(lazy, labels),
+        lambda: MatrixScaling().fit(
+            lazy, labels
+        ),  # temperature/vector scaling fit: test_dask_fits
         lambda: ECE(prob, da.from_array(labels)),
     ):
         with pytest.raises(TypeError, match=r"is a Dask array.*\.compute\(\).*ECE, RMSCE"):
@@ -130,18 +132,6 @@ def test_chunk_errors_name_their_rows_and_zero_weight_chunks_add_nothing():
         assert_allclose(metric(lazy, labels, sample_weight=weights), expected, rtol=1e-12)
     with pytest.raises(ValueError, match="`sample_weight` must have a positive sum"):
         ECE(lazy, labels, sample_weight=np.zeros(400))
-
-
-@pytest.fixture(scope="module")
-def cluster_client():
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
 
 
 def test_on_a_local_cluster_with_two_worker_processes(cluster_client):

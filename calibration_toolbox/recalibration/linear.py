@@ -58,6 +58,7 @@ equivalent one with the smallest penalty, and where the penalty does not decide,
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -67,6 +68,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_softmax
 
+from calibration_toolbox import _dask
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
@@ -80,6 +82,8 @@ from calibration_toolbox.recalibration._base import (
 )
 from calibration_toolbox.recalibration._linear_fit import MapFit, PenalisedNLL, minimise
 from calibration_toolbox.recalibration._softmax_nll import SoftmaxNLL, map_blocks
+from calibration_toolbox.recalibration._softmax_parts import PartsNLL, RowCounts
+from calibration_toolbox.recalibration._sources import block_opener, block_sum, checked_part
 
 __all__ = ["DirichletCalibration", "MatrixScaling", "VectorScaling"]
 
@@ -188,6 +192,11 @@ def _checked_input(X: ArrayLike, probabilities: bool) -> NDArray:
     return iv.check_logits(X, "X")
 
 
+def _check_num_classes(model: _LinearModel, n_classes: int) -> None:
+    if model.num_classes is not None and n_classes != model.num_classes:
+        raise ValueError(f"`X` has {n_classes} classes but `num_classes` is {model.num_classes}.")
+
+
 # -- the fit, with its fallback ridge ----------------------------------------------------------
 def _ridge_before_fit(class_weight: NDArray, n_positive: int, free: int) -> float:
     """``FALLBACK_RIDGE`` (with a warning) when the data alone leave the map undetermined.
@@ -238,14 +247,12 @@ def _separation(fitted: MapFit, min_weight: float) -> str | None:
 
 
 def _fit_map(
-    nll: SoftmaxNLL, model: _LinearModel, weights: NDArray | None
+    nll: SoftmaxNLL | PartsNLL, model: _LinearModel, rows: RowCounts
 ) -> tuple[MapFit, float]:
     """The fitted map and the ridge added to the model's penalty (0 or FALLBACK_RIDGE)."""
     penalty_matrix, penalty_intercept = model.penalty.weights(nll.n_classes, model.diagonal)
     free = np.count_nonzero(penalty_matrix == 0) + np.count_nonzero(penalty_intercept == 0)
-    n_samples = len(nll.labels)
-    n_positive = n_samples if weights is None else int(np.count_nonzero(weights))
-    ridge = _ridge_before_fit(nll.class_weight, n_positive, free)
+    ridge = _ridge_before_fit(nll.class_weight, rows.n_positive, free)
     # Threads only for a diagonal map: a full map's passes are BLAS matrix products,
     # which BLAS already spreads over the cores (threads of our own on top measured
     # 1.5-2x slower).
@@ -262,9 +269,7 @@ def _fit_map(
 
         if ridge or not free:
             return run(ridge), ridge
-        min_weight = (
-            1.0 / n_samples if weights is None else weights[weights > 0].min() / weights.sum()
-        )
+        min_weight = rows.smallest_weight / rows.class_weight.sum()
         # A pass whose NLL proves the set separable (see `_separation`) ends the fit there:
         # the refit below replaces it.
         fitted = run(ridge, _SEPARATED_SHARE * min_weight)
@@ -316,14 +321,17 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
         model = self._checked_model()
         data = _checked_input(X, self._takes_probabilities)
         n_samples, n_classes = data.shape
-        if model.num_classes is not None and n_classes != model.num_classes:
-            raise ValueError(
-                f"`X` has {n_classes} classes but `num_classes` is {model.num_classes}."
-            )
+        _check_num_classes(model, n_classes)
         labels = iv.check_labels(y, n_samples, n_classes, name="y")
         weights = iv.check_sample_weight(sample_weight, n_samples)
-        nll = SoftmaxNLL(_features(data, model.eps), labels, weights, model.diagonal)
-        fitted, ridge = _fit_map(nll, model, weights)
+        features = _features(data, model.eps)
+        nll = SoftmaxNLL(features, labels, weights, model.diagonal)
+        return self._fit_nll(nll, model, RowCounts.of(features, labels, weights))
+
+    def _fit_nll(self, nll: SoftmaxNLL | PartsNLL, model: _LinearModel, rows: RowCounts):
+        """Fit the map whose NLL is ``nll`` and store it; returns self."""
+        n_classes = nll.n_classes
+        fitted, ridge = _fit_map(nll, model, rows)
         _warn_if_not_converged(type(self).__name__, fitted, model)
         self.coef_ = fitted.matrix
         self.intercept_ = fitted.intercept
@@ -352,7 +360,19 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
         return out
 
 
-class VectorScaling(_LinearSoftmaxRecalibrator):
+def _checked_part(function, logits, labels, weights):
+    """``(function(logits, labels, weights), total weight)`` of a Dask chunk, checked."""
+    logits, labels, weights = checked_part(logits, labels, weights)
+    weight = float(len(labels) if weights is None else weights.sum())
+    return function(logits, labels, weights), weight
+
+
+def _dask_sum(X, y, sample_weight, function):
+    """The sum of ``function`` over the row chunks, each in a worker (see :mod:`._dask`)."""
+    return _dask.fit_sums(X, y, sample_weight, functools.partial(_checked_part, function))[0]
+
+
+class VectorScaling(_dask.LazyPredictions, _LinearSoftmaxRecalibrator):
     r"""Vector scaling (Guo et al. 2017): ``softmax(a * z + b)`` with per-class ``a``, ``b``.
 
     The ``2K`` parameters minimise the (weighted) mean negative log-likelihood of the
@@ -460,6 +480,39 @@ class VectorScaling(_LinearSoftmaxRecalibrator):
         "coef_": array_field(("K",), **_COEFFICIENTS),
         **_MAP_SCHEMA,
     }
+
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
+        """Fit ``a`` and ``b`` on calibration logits ``X`` (N, K) and labels ``y`` (N,).
+
+        ``X`` may be a Dask array chunked along rows (``y`` and ``sample_weight`` Dask or
+        NumPy arrays): every pass is then one reduction over the chunks, computed in the
+        workers (each chunk checked there as ``X`` is here; only the loss, the gradient
+        and the curvature sums travel), plus one first reduction for the class weights.
+        The fitted map is that of the in-memory fit up to the order of the additions.
+        """
+        if not _dask.is_dask_array(X):
+            return super().fit(X, y, sample_weight)
+        _dask.row_chunked(X, "X")
+        return self._fit_parts(functools.partial(_dask_sum, X, y, sample_weight))
+
+    def fit_blocks(self, source: object) -> VectorScaling:
+        """Fit ``a`` and ``b`` on calibration data read block by block from ``source``.
+
+        ``source`` is as in :meth:`TemperatureScaling.fit_blocks
+        <calibration_toolbox.TemperatureScaling.fit_blocks>` (a callable returning a fresh
+        iterator of ``(logits, labels[, sample_weight])`` blocks, or a list of blocks);
+        every pass of L-BFGS-B is one pass over the blocks, each checked as :meth:`fit`
+        checks its arguments, plus one first pass for the class weights.  The fitted map
+        is that of :meth:`fit` on the concatenated blocks up to the order of the
+        additions.
+        """
+        return self._fit_parts(functools.partial(block_sum, block_opener(source)))
+
+    def _fit_parts(self, reduce) -> VectorScaling:
+        model = self._checked_model()
+        nll = PartsNLL(reduce)
+        _check_num_classes(model, nll.n_classes)
+        return self._fit_nll(nll, model, nll.counts)
 
     def _model(self, *, reg_lambda, num_classes, max_iter, tol, n_jobs) -> _LinearModel:
         return _LinearModel(

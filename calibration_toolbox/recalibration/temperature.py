@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox import _dask
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import COLUMN_LOOP_MAX_K, block_rows, row_blocks
 from calibration_toolbox._warnings import warn
@@ -18,6 +20,7 @@ from calibration_toolbox.recalibration._base import (
     integer_field,
     number_field,
 )
+from calibration_toolbox.recalibration._sources import block_opener, checked_blocks, checked_part
 
 __all__ = ["TEMPERATURE_BOUNDS", "TemperatureScaling"]
 
@@ -44,7 +47,36 @@ _MAX_PASSES = 100
 _LARGEST_BETA = 1e300
 
 
-class _TemperatureNLL:
+class _Objective:
+    """The mean NLL of ``softmax(beta z)`` and its derivatives from weighted sums over rows.
+
+    A subclass says how one pass gets the sums (``_sums``: the five numbers of
+    :meth:`_TemperatureNLL.sums` and the total weight): over an array, over the blocks of
+    a source, over the chunks of a Dask array.  Calls are cached per ``beta``; ``passes``
+    counts the passes made, ``ranked_below`` is known after the first.
+    """
+
+    def __init__(self):
+        self.passes = 0
+        self.ranked_below: bool | None = None  # known after the first pass
+        self._cache: dict[float, Derivatives] = {}
+
+    def _sums(self, beta: float) -> tuple[NDArray, float]:
+        raise NotImplementedError
+
+    def __call__(self, beta: float) -> Derivatives:
+        """The loss and its derivatives at ``beta >= 0`` (one pass, cached per ``beta``)."""
+        if beta in self._cache:
+            return self._cache[beta]
+        self.passes += 1
+        sums, total_weight = self._sums(beta)
+        self.ranked_below = bool(sums[4] > 0)
+        values = Derivatives(*(sums[:4] / total_weight))
+        self._cache[beta] = values
+        return values
+
+
+class _TemperatureNLL(_Objective):
     r"""Weighted mean NLL of ``softmax(beta * z)``, ``beta >= 0``, and three derivatives.
 
     With the row maximum ``c`` as a per-row shift (so that ``beta * (z - c) <= 0`` never
@@ -72,13 +104,11 @@ class _TemperatureNLL:
     """
 
     def __init__(self, logits: NDArray, labels: NDArray, weights: NDArray | None):
+        super().__init__()
         self.logits = logits
         self.labels = labels
         self.weights = weights
         self.total_weight = float(len(labels) if weights is None else weights.sum())
-        self.passes = 0
-        self.ranked_below: bool | None = None  # known after the first pass
-        self._cache: dict[float, Derivatives] = {}
         n_samples, n_classes = logits.shape
         # For small K a block is processed transposed, (K, rows), so that the sums over the
         # classes are contiguous reductions; two float64 buffers serve every block.
@@ -116,11 +146,13 @@ class _TemperatureNLL:
         label_logits = self.logits[rows][self._within_block[:width], self.labels[rows]]
         return shift - label_logits
 
-    def __call__(self, beta: float) -> Derivatives:
-        """The loss and its derivatives at ``beta >= 0`` (one pass, cached per ``beta``)."""
-        if beta in self._cache:
-            return self._cache[beta]
-        self.passes += 1
+    def sums(self, beta: float) -> NDArray:
+        """The weighted sums over the rows of the loss and its derivatives at ``beta``.
+
+        Five numbers: the four sums of :class:`Derivatives` (not yet divided by the total
+        weight), then 1.0 if a row of positive weight ranks its label below another
+        class, else 0.0 (so that the sums of row blocks or chunks add).
+        """
         sums = np.zeros(4)
         ranked_below = False
         terms = np.empty((4, self._d.shape[1 - self.class_axis]))
@@ -146,10 +178,10 @@ class _TemperatureNLL:
             np.add(mean_d, margins, out=slope)
             sums += self._sum(terms[:, : len(s0)], rows)
             ranked_below = ranked_below or self._ranks_a_label_below(rows, margins)
-        self.ranked_below = ranked_below
-        values = Derivatives(*(sums / self.total_weight))
-        self._cache[beta] = values
-        return values
+        return np.append(sums, float(ranked_below))
+
+    def _sums(self, beta: float) -> tuple[NDArray, float]:
+        return self.sums(beta), self.total_weight
 
     def _ranks_a_label_below(self, rows: slice, margins: NDArray) -> bool:
         """Whether a row of the block with positive weight has a logit above its label's."""
@@ -187,6 +219,102 @@ def _warm_start(logits: NDArray, labels: NDArray, weights: NDArray | None, low: 
     start = _warm_start(logits, labels, sub_weights, low)
     subsample = _TemperatureNLL(logits, labels, sub_weights)
     return _root(subsample, start, 0.0, 1 / low, _WARM_START_ACCURACY)[0]
+
+
+def _start_from(logits: NDArray, labels: NDArray, weights: NDArray | None, low: float) -> float:
+    """A warm start from part of the rows: their optimal ``beta``.
+
+    The rows are a source's first block or a Dask array's first chunk, solved from their
+    own warm start; 0 if they rank every label first (their optimum is then ``beta ->
+    inf``, no start for the whole set).
+    """
+    objective = _TemperatureNLL(logits, labels, weights)
+    start = _warm_start(logits, labels, weights, low)
+    beta, _ = _root(objective, start, 0.0, 1 / low, _WARM_START_ACCURACY)
+    return beta if objective.ranked_below else 0.0
+
+
+class _BlockNLL(_Objective):
+    """The objective of a fit on a block source: each pass is one pass over its blocks.
+
+    Each block is checked as ``fit`` checks its arrays (see
+    :func:`~calibration_toolbox.recalibration._sources.checked_blocks`), in every pass, and
+    its sums (:meth:`_TemperatureNLL.sums`, in float64 row blocks) are added.  The first
+    pass records the number of rows and classes; a later pass that sees other numbers is
+    an error (a source that does not restart).
+    """
+
+    def __init__(self, open_blocks):
+        super().__init__()
+        self.open_blocks = open_blocks
+        self.n_rows: int | None = None  # after the first pass
+        self.n_classes: int | None = None
+
+    def _sums(self, beta: float) -> tuple[NDArray, float]:
+        sums, total_weight, n_rows, n_classes = np.zeros(5), 0.0, 0, None
+        for block in checked_blocks(self.open_blocks):
+            n_rows += len(block.labels)
+            n_classes = block.logits.shape[1]
+            if not block.skip:
+                part = _TemperatureNLL(block.logits, block.labels, block.weights)
+                sums += part.sums(beta)
+                total_weight += part.total_weight
+        self._check_rows(n_rows, n_classes)
+        if not total_weight > 0:
+            raise ValueError("`sample_weight` must have a positive sum; got all zeros.")
+        return sums, total_weight
+
+    def _check_rows(self, n_rows: int, n_classes: int | None) -> None:
+        if n_rows == 0:
+            raise ValueError("`source` yielded no rows.")
+        if self.n_rows is None:
+            self.n_rows, self.n_classes = n_rows, n_classes
+        elif (n_rows, n_classes) != (self.n_rows, self.n_classes):
+            raise ValueError(
+                f"`source` yielded {n_rows} rows of {n_classes} classes in pass "
+                f"{self.passes}, but {self.n_rows} rows of {self.n_classes} classes in the "
+                "first: it must yield the same blocks each time it is opened (a callable "
+                "that returns a fresh iterator, not the same one again)."
+            )
+
+
+def _block_start(open_blocks, low: float) -> float:
+    """The warm start of a block fit: :func:`_start_from` the first block of positive weight."""
+    blocks = checked_blocks(open_blocks)
+    try:
+        for block in blocks:
+            if not block.skip:
+                return _start_from(block.logits, block.labels, block.weights, low)
+    finally:
+        blocks.close()
+    return 0.0
+
+
+def _chunk_sums(beta: float, logits, labels, weights) -> tuple[NDArray, float]:
+    """The sums of one Dask chunk at ``beta`` and its total weight (run in a worker)."""
+    objective = _TemperatureNLL(*checked_part(logits, labels, weights))
+    return objective.sums(beta), objective.total_weight
+
+
+def _chunk_start(low: float, logits, labels, weights) -> float:
+    """:func:`_start_from` one Dask chunk (run in a worker)."""
+    logits, labels, weights = checked_part(logits, labels, weights)
+    return _start_from(logits, labels, weights, low)
+
+
+class _DaskNLL(_Objective):
+    """The objective of a fit on Dask arrays: each pass is one tree reduction.
+
+    The chunks' sums are computed in the workers; five floats and a weight travel per chunk.
+    """
+
+    def __init__(self, logits, labels, weights):
+        super().__init__()
+        self.logits, self.labels, self.weights = logits, labels, weights
+
+    def _sums(self, beta: float) -> tuple[NDArray, float]:
+        chunk = functools.partial(_chunk_sums, beta)
+        return _dask.fit_sums(self.logits, self.labels, self.weights, chunk)
 
 
 def _halley_step(derivatives: Derivatives) -> tuple[float, int]:
@@ -285,7 +413,7 @@ def _fit_temperature(objective, start: float, low: float, high: float) -> float:
     return bound
 
 
-class TemperatureScaling(Recalibrator):
+class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
     r"""Temperature scaling (Guo et al. 2017): ``softmax(z / T)`` with one ``T > 0``.
 
     ``T`` minimises the (weighted) negative log-likelihood of the calibration labels.  The
@@ -354,14 +482,52 @@ class TemperatureScaling(Recalibrator):
     ) -> TemperatureScaling:
         """Fit ``T`` on calibration logits ``X`` (N, K) and labels ``y`` (N,)."""
         low, high = self._checked_params()["temperature_bounds"]
+        if _dask.is_dask_array(X):
+            n_classes = _dask.row_chunked(X, "X")
+            start = _dask.on_first_chunk(X, y, sample_weight, functools.partial(_chunk_start, low))
+            objective = _DaskNLL(X, y, sample_weight)
+            return self._fitted(
+                _fit_temperature(objective, start, low, high), n_classes, objective
+            )
         logits = iv.check_logits(X, "X")
         labels = iv.check_labels(y, *logits.shape, name="y")
         weights = iv.check_sample_weight(sample_weight, len(logits))
         start = _warm_start(logits, labels, weights, low)
         objective = _TemperatureNLL(logits, labels, weights)
         temperature = _fit_temperature(objective, start, low, high)
+        return self._fitted(temperature, logits.shape[1], objective)
+
+    def fit_blocks(self, source: object) -> TemperatureScaling:
+        """Fit ``T`` on calibration data read block by block from ``source``.
+
+        For data larger than memory: every pass of the solver is one pass over the blocks,
+        each block in float64 row blocks, so memory is that of one block.  ``source`` is
+        a callable without arguments that returns a fresh iterator of blocks, e.g.
+        ``lambda: iter_predictions(path, labels_path=labels)``, or a re-iterable
+        collection of blocks (a list); a block is ``(logits, labels)`` or ``(logits,
+        labels, sample_weight)``.  A one-shot iterator (a generator) is a ``TypeError``:
+        its second pass would see no rows.  Each block is checked, in every pass, as
+        :meth:`fit` checks its arguments (the same errors, prefixed with the block's rows
+        in the whole source); a block whose weights are all 0 adds nothing.
+
+        The fitted ``T`` is that of :meth:`fit` on the concatenated blocks (the same
+        optimum; the sums are added block by block, so the two agree to about 1e-15
+        relative).  The passes start at the optimum of the first block of positive
+        weight (found by a few passes over that block only), so their number depends on
+        how much that block resembles the rest: usually 2 to 4, as in :meth:`fit`; a
+        first block unlike the rest (a file sorted by label, say) may take a few more.
+        ``n_passes_`` counts the passes over every block.
+        """
+        low, high = self._checked_params()["temperature_bounds"]
+        open_blocks = block_opener(source)
+        start = _block_start(open_blocks, low)
+        objective = _BlockNLL(open_blocks)
+        temperature = _fit_temperature(objective, start, low, high)
+        return self._fitted(temperature, objective.n_classes, objective)
+
+    def _fitted(self, temperature: float, n_classes: int, objective) -> TemperatureScaling:
         self.temperature_ = float(temperature)
-        self.n_classes_ = int(logits.shape[1])
+        self.n_classes_ = int(n_classes)
         self.n_passes_ = int(objective.passes)
         return self
 

@@ -1,0 +1,132 @@
+"""Block sources: calibration data read again, block by block, for every pass of a fit.
+
+A fit whose data do not fit in memory (a memory-mapped ``.npy`` read by
+:func:`calibration_toolbox.io.iter_predictions`, say) makes each pass of its solver one
+pass over row blocks.  The *source* of the blocks is either a callable without
+arguments that returns a fresh iterator of blocks each time it is called (``lambda:
+iter_predictions(path, labels_path=labels)``), or a re-iterable collection of blocks
+(a list, or any object whose ``__iter__`` starts again each time).  A block is a tuple
+``(logits, labels)`` or ``(logits, labels, sample_weight)``.  A one-shot iterator (a
+generator, say) is refused: its second pass would see no rows.
+
+:func:`checked_blocks` validates each block as the in-memory ``fit`` validates its
+arrays (same checks and messages, prefixed with the block's absolute rows) and checks
+that every block has the classes of the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from calibration_toolbox import _validation as iv
+
+__all__ = ["Block", "block_opener", "block_sum", "checked_blocks", "checked_part"]
+
+
+class Block(NamedTuple):
+    """A validated block: its first row's index in the source, logits, labels, weights."""
+
+    start: int
+    logits: NDArray
+    labels: NDArray
+    weights: NDArray | None  # None also for a block whose weights are all 0 (see `skip`)
+    # True for a block that adds nothing (every weight 0): checked, then left out.
+    skip: bool
+
+
+def block_opener(source: object) -> Callable[[], Iterator]:
+    """A callable that starts a new pass over the blocks of ``source`` (see the module)."""
+    if isinstance(source, Iterator):
+        raise TypeError(
+            "`source` is a one-shot iterator (a generator, say), but the fit passes over "
+            "the blocks several times and a second pass would see no rows. Pass a callable "
+            "that returns a fresh iterator each time, e.g. `lambda: iter_predictions(path, "
+            "labels_path=labels)`, or a re-iterable collection of blocks (a list)."
+        )
+    if callable(source):
+        return lambda: iter(source())
+    if isinstance(source, Iterable):
+        return lambda: iter(source)
+    raise TypeError(
+        "`source` must be a callable returning an iterator of (logits, labels[, "
+        "sample_weight]) blocks, or a re-iterable collection of such blocks; got "
+        f"{type(source).__name__}."
+    )
+
+
+def _unpacked(block: object, index: int) -> tuple:
+    """``(logits, labels, weights or None)`` of one block as yielded."""
+    if not isinstance(block, tuple) or len(block) not in (2, 3):
+        raise TypeError(
+            f"block {index} of `source` must be a tuple (logits, labels) or (logits, labels, "
+            f"sample_weight); got {type(block).__name__}"
+            + (f" of length {len(block)}." if isinstance(block, tuple) else ".")
+        )
+    return block if len(block) == 3 else (*block, None)
+
+
+def checked_part(logits, labels, weights) -> tuple[NDArray, NDArray, NDArray | None]:
+    """Part of the rows (a Dask chunk) checked as ``fit`` checks its arguments."""
+    logits = iv.check_logits(logits, "X")
+    labels = iv.check_labels(labels, *logits.shape, name="y")
+    return logits, labels, iv.check_sample_weight(weights, len(logits))
+
+
+def _checked_arrays(logits, labels, weights, start: int, n_classes: int | None) -> Block:
+    """One block's arrays checked as ``fit`` checks its arguments."""
+    logits = iv.check_logits(logits, "X")
+    n_rows = len(logits)
+    if n_classes is not None and logits.shape[1] != n_classes:
+        raise ValueError(
+            f"`X` has {logits.shape[1]} classes where the blocks before have {n_classes}."
+        )
+    labels = iv.check_labels(labels, n_rows, logits.shape[1], name="y")
+    # A block whose weights are all 0 is valid (only the total must be positive).
+    skip = weights is not None and np.size(weights) == n_rows and not np.any(weights)
+    weights = None if skip else iv.check_sample_weight(weights, n_rows)
+    return Block(start, logits, labels, weights, skip)
+
+
+def checked_blocks(open_blocks: Callable[[], Iterator]) -> Iterator[Block]:
+    """One pass over the source: its non-empty blocks, each checked as ``fit`` checks.
+
+    An error names the block's rows in the whole source ("in rows 200 to 299 of
+    `source`: ..."), then the in-memory message, whose row numbers count from the block's
+    first row.
+    """
+    start, n_classes = 0, None
+    for index, raw in enumerate(open_blocks()):
+        logits, labels, weights = _unpacked(raw, index)
+        n_rows = np.shape(logits)[:1]
+        if n_rows == (0,):
+            continue  # an empty block adds nothing
+        try:
+            block = _checked_arrays(logits, labels, weights, start, n_classes)
+        except (TypeError, ValueError) as exc:
+            where = f"rows {start} to {start + n_rows[0] - 1}" if n_rows else f"block {index}"
+            raise type(exc)(f"in {where} of `source`: {exc}") from None
+        n_classes = block.logits.shape[1]
+        start += len(block.labels)
+        yield block
+
+
+def block_sum(open_blocks: Callable[[], Iterator], function: Callable):
+    """The sum of ``function(logits, labels, weights)`` over one pass of checked blocks.
+
+    Blocks whose weights are all 0 are left out; no rows, or no positive weight, is an
+    error.
+    """
+    total, n_rows = 0.0, 0
+    for block in checked_blocks(open_blocks):
+        n_rows += len(block.labels)
+        if not block.skip:
+            total = total + function(block.logits, block.labels, block.weights)
+    if n_rows == 0:
+        raise ValueError("`source` yielded no rows.")
+    if isinstance(total, float):
+        raise ValueError("`sample_weight` must have a positive sum; got all zeros.")
+    return total
