@@ -374,6 +374,18 @@ def _interval(method, distribution, estimate, alpha, jackknife) -> ConfidenceInt
     return ConfidenceInterval(float(low), float(high))
 
 
+def _class_indices(labels: ArrayLike, metric_options: dict) -> ArrayLike:
+    """``labels`` as column indices when ``metric_options`` names the classes (it pops them).
+
+    The metrics take names with ``classes=``; the resampling code draws and reweights
+    rows of indices, so the names are mapped once here, by the metrics' own lookup.
+    """
+    classes = metric_options.pop("classes", None)
+    if classes is None:
+        return labels
+    return iv.check_class_names(labels, classes)
+
+
 def bootstrap(
     metric: Callable,
     prob: ArrayLike,
@@ -446,7 +458,8 @@ def bootstrap(
     sample_weight : array-like, shape (N,), optional
         The user's non-negative row weights, multiplied into every resample's weights.
     **metric_options
-        Passed to the metric on every call (``bins=``, ``logits=``, ``r=``, ...).
+        Passed to the metric on every call (``bins=``, ``logits=``, ``r=``, ...);
+        ``classes=`` (labels given as class names) is applied once, before resampling.
 
     Returns
     -------
@@ -491,6 +504,7 @@ def bootstrap(
     confidence_level = _check_confidence(confidence_level, "confidence_level")
     method = _check_method(method)
     rng = _check_random_state(random_state)
+    labels = _class_indices(labels, metric_options)
     estimate = _as_number(
         metric(prob, labels, sample_weight=sample_weight, **metric_options)
     )  # validates the data and the options once, with the metric's own messages
@@ -582,7 +596,8 @@ def consistency_test(
     random_state : None, int or numpy.random.Generator
         Seed of the redrawing; the same seed gives the same result.
     **metric_options
-        Passed to the metric on every call (``bins=``, ``logits=``, ``sample_weight=``...).
+        Passed to the metric on every call (``bins=``, ``logits=``, ``sample_weight=``...);
+        ``classes=`` (labels given as class names) is applied once, to the observed labels.
 
     Returns
     -------
@@ -614,6 +629,7 @@ def consistency_test(
     metric = _check_metric(metric)
     n_resamples = _check_resamples(n_resamples, "n_resamples")
     rng = _check_random_state(random_state)
+    labels = _class_indices(labels, metric_options)
     statistic = _as_number(metric(prob, labels, **metric_options))
     draw = _label_sampler(prob, labels, metric_options)
     null = np.array(

@@ -443,3 +443,18 @@ def test_interval_bad_input():
         bin_intervals(np.ones((1, 2)))
     with pytest.raises(TypeError, match="`table` must be a CalibrationTable"):
         consistency_bands([[1.0]])
+
+
+def test_class_names_with_classes_equal_the_column_indices(rng):
+    # Labels as names reach the resampling code as column indices (they used to be refused).
+    prob = rng.dirichlet(np.ones(3), size=200)
+    indices = rng.integers(0, 3, size=200)
+    names = np.array(["cat", "dog", "emu"])[indices]
+    named = {"classes": ["cat", "dog", "emu"], "n_resamples": 30, "random_state": 4}
+    by_name = bootstrap(ECE, prob, names, **named)
+    by_index = bootstrap(ECE, prob, indices, n_resamples=30, random_state=4)
+    assert_array_equal(by_name.bootstrap_distribution, by_index.bootstrap_distribution)
+    by_name = consistency_test(ECE, prob, names, **named)
+    by_index = consistency_test(ECE, prob, indices, n_resamples=30, random_state=4)
+    assert_array_equal(by_name.null_distribution, by_index.null_distribution)
+    assert by_name.statistic == by_index.statistic
