@@ -95,8 +95,10 @@ def real_file_rows(name, prob, labels, repeat):
     cases = (
         ("SCE", SCE, "p.max(axis=1)", lambda: prob.max(axis=1), repeat, 1.2),
         ("ACE", ACE, "np.sort(p, axis=0)", lambda: np.sort(prob, axis=0), few, 1.2),
-        ("ECE", ECE, "p.sum()", lambda: prob.sum(), repeat, 2.0),
-        ("ECE", ECE, "p.max(axis=1)", lambda: prob.max(axis=1), repeat, 0.7),
+        # The goals of the synthetic rows hold for their shapes only (p.sum() is the floor
+        # of a wide K = 1,000 array, where the top label costs a pass): none here.
+        ("ECE", ECE, "p.sum()", lambda: prob.sum(), repeat, None),
+        ("ECE", ECE, "p.max(axis=1)", lambda: prob.max(axis=1), repeat, None),
     )
     rows = []
     for metric_name, metric, floor_name, floor, times, goal in cases:
@@ -145,7 +147,7 @@ def print_ratios(rows):
     for name, ours, floor, ratio, (low, high), goal in rows:
         print(
             f"{name:<62}{ours * 1e3:>9.1f}{floor * 1e3:>9.1f}{ratio:>7.2f}"
-            f"{f'{low:.2f}-{high:.2f}':>12}{goal:>6.1f}"
+            f"{f'{low:.2f}-{high:.2f}':>12}{'' if goal is None else f'{goal:.1f}':>6}"
         )
 
 
