@@ -137,6 +137,16 @@ def test_a_bad_value_in_a_late_block_names_the_files_row(
     assert streamed == _error(capsys, *files)
 
 
+def test_an_infinite_logit_in_a_late_block(folder, capsys):
+    logits = np.load(folder / "z.npy")
+    logits[27_500, 4] = np.inf
+    np.save(folder / "bad_z.npy", logits)
+    files = [folder / "bad_z.npy", "--labels", folder / "y.npy", "--logits", "--metrics", "ECE"]
+    line = _error(capsys, *files, "--stream", "--block-rows", 1000)
+    assert line == _error(capsys, *files)
+    assert "row 27500" in line
+
+
 def test_a_bad_label_in_a_late_block(folder, capsys):
     labels = np.load(folder / "y.npy")
     labels[25_001] = N_CLASSES

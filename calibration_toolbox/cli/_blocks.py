@@ -92,11 +92,17 @@ class FileBlocks:
         self.passes = 0
         """Complete passes over the file so far (a fit's warm start reads its first block)."""
 
-    def __call__(self, what: str) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-        """One pass over the file, its progress shown as ``what``."""
+    def __call__(
+        self, what: str, check: bool = True
+    ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """One pass over the file, its progress shown as ``what``.
+
+        ``check=False``: the caller checks the blocks of this pass itself (the report pass,
+        whose accumulator checks each block as the whole file is checked).
+        """
         args = self.args
         shown = Progress(f"{args.path}: {what}", self.total)
-        checking, first = not self.checked, 0
+        checking, first = check and not self.checked, 0
         blocks = iter_predictions(
             args.path, block_rows=self.block_rows, labels_path=args.labels, **file_options(args)
         )
