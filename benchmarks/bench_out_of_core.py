@@ -6,13 +6,16 @@ int64 labels under a temporary folder (free disk checked first), block by block,
 1. one plain read of the predictions file, summed in blocks of 65,536 rows (the floor:
    the bytes read once, no metric);
 2. ``python -m calibration_toolbox report big.npy --labels y.npy --format json`` in a child
-   process, its wall time and its peak RSS (``resource.getrusage(RUSAGE_CHILDREN)``).
+   process, its wall time and its peak RSS (``resource.getrusage(RUSAGE_CHILDREN)``); with
+   ``--method temperature`` the fit on the file's seeded half, a pass over the file per step
+   (the passes are printed).
 
 The files are removed in a ``finally``.  The file is in the page cache after it is written,
 so both timings read from memory, not from the disk.  Never a timed assertion; no test runs
 this script.
 
-Run: ``python benchmarks/bench_out_of_core.py [--rows 20000000] [--block-rows 65536]``.
+Run: ``python benchmarks/bench_out_of_core.py [--rows 20000000] [--block-rows 65536]
+[--method temperature]``.
 """
 
 from __future__ import annotations
@@ -110,6 +113,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=50_000_000)
     parser.add_argument("--block-rows", type=int, default=None, help="passed to report")
     parser.add_argument("--stream", action="store_true", help="passed to report (small --rows)")
+    parser.add_argument("--method", help="passed to report: fitted on the file's seeded half")
     args = parser.parse_args()
     needed = args.rows * (N_CLASSES * 4 + 8)
     folder = Path(tempfile.mkdtemp(prefix="bench_out_of_core_"))
@@ -128,6 +132,7 @@ def main() -> None:
         print(f"this process's RSS before starting the report: {_rss_mb():.0f} MB")
         extra = [] if args.block_rows is None else ["--block-rows", str(args.block_rows)]
         extra += ["--stream"] if args.stream else []
+        extra += ["--method", args.method] if args.method else []
         seconds, peak_mb, document, stderr = report(big, labels, extra)
         metrics = document["results"][0]["metrics"]
         print(f"plain read (sum in blocks of 65,536 rows): {floor:.2f} s")
@@ -136,6 +141,8 @@ def main() -> None:
             f"peak RSS {peak_mb:.0f} MB"
         )
         print(f"  n = {document['n']:,}, blocks {document.get('blocks')}")
+        for entry in document["results"][1:]:
+            print(f"  {entry['method']}: {entry['parameters']}, fitted on {document['n_fit']:,}")
         print("  " + ", ".join(f"{name} {value:.6f}" for name, value in metrics.items()))
         if stderr:
             print(f"  stderr: {stderr}")

@@ -29,6 +29,7 @@ from calibration_toolbox import (
 )
 from calibration_toolbox.cli import main
 from calibration_toolbox.datasets import load_example, make_overconfident
+from tests.test_cli_report import seeded_split
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -191,7 +192,10 @@ ERROR_CASES = {
         r"--renormalize is for rows of probabilities, not with --logits",
     ),
     "not numbers": (["words.npz"], r"words\.npz: the predictions array must hold real numbers"),
-    "one row to split": (["one.npz", "--recalibrate"], r"needs at least 2 rows; one\.npz"),
+    "one row to split": (
+        ["one.npz", "--recalibrate"],
+        r"--split 0\.5 --seed 0 leaves no row to fit on among the 1 rows of one\.npz",
+    ),
     "--bins 0": (
         ["good.npz", "--bins", "0"],
         r"argument --bins: must be an integer >= 1; got '0'",
@@ -353,8 +357,7 @@ def test_recalibrating_binary_probabilities_fits_their_log_odds(tmp_path):
     assert after["accuracy"] == before["accuracy"]
     assert_allclose(_temperature(report), 3.0, rtol=0.1)
     # The documented split and model: T fitted to the two columns [log(1 - p), log p].
-    rows = np.random.default_rng(0).permutation(len(p))
-    fit, test = np.sort(rows[: len(p) // 2]), np.sort(rows[len(p) // 2 :])
+    fit, test = seeded_split(len(p), 0.5, 0)
     logits = np.log(np.column_stack([1 - p, p]))
     scaler = TemperatureScaling().fit(logits[fit], labels[fit])
     assert_allclose(_temperature(report), scaler.temperature_, rtol=1e-12)
@@ -444,8 +447,7 @@ def test_scores_recalibrate_fits_the_two_columns_and_reports_scores(tmp_path):
     run = _run("report", "ctr.npz", "--scores", "--recalibrate", "--json", cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == "", run.stderr
     report = json.loads(run.stdout)
-    rows = np.random.default_rng(0).permutation(len(p))
-    fit, test = np.sort(rows[: len(p) // 2]), np.sort(rows[len(p) // 2 :])
+    fit, test = seeded_split(len(p), 0.5, 0)
     logits = np.log(np.column_stack([1 - p, p]))
     scaler = TemperatureScaling().fit(logits[fit], labels[fit])
     assert_allclose(_temperature(report), scaler.temperature_, rtol=1e-12)

@@ -66,10 +66,26 @@ def _error(capsys, *args) -> str:
     return lines[0]
 
 
-def _split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    rows = np.random.default_rng(seed).permutation(n)
-    n_fit = int(n * fraction)
-    return np.sort(rows[:n_fit]), np.sort(rows[n_fit:])
+def seeded_split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The documented split, a loop in Python integers: row i is fitted on when the i-th
+    output of SplitMix64 seeded with ``seed``, as a number in [0, 1), is below ``fraction``.
+    """
+    mask64 = 2**64 - 1
+    fit = []
+    for row in range(n):
+        z = (seed + (row + 1) * 0x9E3779B97F4A7C15) & mask64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask64
+        fit.append(((z ^ (z >> 31)) >> 11) / 2**53 < fraction)
+    fit = np.array(fit)
+    return np.flatnonzero(fit), np.flatnonzero(~fit)
+
+
+def test_the_split_oracle_is_splitmix64():
+    # The first output of SplitMix64 seeded with 0 is 0xE220A8397B1DCDAF (0.8833 of 2**64):
+    # row 0 is a test row below that fraction and a fit row above it.
+    assert 0.8833 < 0xE220A8397B1DCDAF / 2**64 < 0.8834
+    assert seeded_split(1, 0.8833, 0)[0].size == 0 and seeded_split(2, 0.8834, 0)[0][0] == 0
 
 
 def test_the_document_has_the_shared_shape(files, capsys):
@@ -79,7 +95,8 @@ def test_the_document_has_the_shared_shape(files, capsys):
     assert report["command"][:2] == ["calibration-toolbox", "report"]
     assert set(report["versions"]) == {"python", "numpy", "scipy"}
     assert (report["input"], report["n_classes"], report["bins"]) == ("probabilities", 10, 10)
-    assert (report["n"], report["n_fit"]) == (300, 300)
+    fit, test = seeded_split(600, 0.5, 0)
+    assert (report["n"], report["n_fit"]) == (len(test), len(fit)) == (277, 323)  # about half
     assert report["fit"] == "a seeded half (--split 0.5 --seed 0)"
     assert report["metrics"] == ["ECE", "MCE", "RMSCE", "SCE", "ACE", "TACE", "Brier", "NLL"]
     assert [entry["method"] for entry in report["results"]] == ["uncalibrated", "temperature"]
@@ -98,8 +115,8 @@ def test_each_method_is_the_apis_fit_on_the_seeded_split(files, capsys):
         capsys, files / "p.npz", "--method", "temperature,vector,isotonic", "--split", "0.4",
         "--seed", "3",
     )  # fmt: skip
-    fit, test = _split(600, 0.4, 3)
-    assert (report["n"], report["n_fit"]) == (360, 240)
+    fit, test = seeded_split(600, 0.4, 3)
+    assert (report["n"], report["n_fit"]) == (len(test), len(fit)) == (341, 259)
     log_prob = np.log(prob.astype(np.float64))
     models = {
         "temperature": (TemperatureScaling().fit(log_prob[fit], labels[fit]), log_prob),
@@ -126,7 +143,7 @@ def test_logits_go_to_the_probability_methods_as_softmax_and_it_is_said(files, c
     assert report["conversions"] == [
         "isotonic: fitted on the probabilities softmax(z) of the logits (--logits)"
     ]
-    fit, test = _split(600, 0.5, 0)
+    fit, test = seeded_split(600, 0.5, 0)
     softmax = np.exp(logits - logits.max(axis=1, keepdims=True))
     softmax /= softmax.sum(axis=1, keepdims=True)
     model = IsotonicCalibration().fit(softmax[fit], labels[fit])

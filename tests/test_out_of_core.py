@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from numpy.testing import assert_allclose
 from calibration_toolbox.cli import main
 from calibration_toolbox.cli._metrics import METRICS
 from calibration_toolbox.io import iter_predictions
+from tests.test_cli_report import seeded_split
 
 N_ROWS, N_CLASSES = 30_000, 5
 STREAMED = [name for name, metric in METRICS.items() if metric.streamed is not None]
@@ -76,7 +78,7 @@ def test_a_memory_map_in_many_blocks_gives_the_whole_files_report(folder, capsys
     whole, _ = _json(capsys, *files)
     streamed, err = _json(capsys, *files, "--stream", "--block-rows", 997)
     assert err == ""  # every metric asked for streams: no warning
-    assert streamed["blocks"] == {"block_rows": 997, "left_out": []}
+    assert streamed["blocks"] == {"block_rows": 997, "passes": 1, "left_out": []}
     assert whole["n"] == N_ROWS and len(whole["results"][0]["per_class"]) == N_CLASSES
     _same_numbers(streamed, whole)
 
@@ -135,6 +137,16 @@ def test_a_bad_value_in_a_late_block_names_the_files_row(
     assert streamed == _error(capsys, *files)
 
 
+def test_an_infinite_logit_in_a_late_block(folder, capsys):
+    logits = np.load(folder / "z.npy")
+    logits[27_500, 4] = np.inf
+    np.save(folder / "bad_z.npy", logits)
+    files = [folder / "bad_z.npy", "--labels", folder / "y.npy", "--logits", "--metrics", "ECE"]
+    line = _error(capsys, *files, "--stream", "--block-rows", 1000)
+    assert line == _error(capsys, *files)
+    assert "row 27500" in line
+
+
 def test_a_bad_label_in_a_late_block(folder, capsys):
     labels = np.load(folder / "y.npy")
     labels[25_001] = N_CLASSES
@@ -145,16 +157,80 @@ def test_a_bad_label_in_a_late_block(folder, capsys):
     assert f"got {N_CLASSES}" in line
 
 
+def test_refusals_of_the_streaming_path(folder, capsys):
+    files = [folder / "p.npy", "--labels", folder / "y.npy", "--stream"]
+    assert "not allowed with argument" in _error(capsys, *files, "--in-memory")
+
+
+@pytest.mark.filterwarnings("default")
+@pytest.mark.parametrize("block_rows", [997, 4096, 50_000])
 @pytest.mark.parametrize(
-    ("args", "expected"),
+    ("file", "fit"),
     [
-        (["--method", "temperature"], "--method fits on rows held in memory: give --fit-on"),
-        (["--stream", "--in-memory"], "not allowed with argument"),
+        ("z.npy", ["--logits", "--method", "temperature"]),
+        ("p.npy", ["--recalibrate", "--split", "0.3", "--seed", "5"]),
     ],
 )
-def test_refusals_of_the_streaming_path(folder, capsys, args, expected):
-    files = [folder / "p.npy", "--labels", folder / "y.npy", "--stream"]
-    assert expected in _error(capsys, *files, *args)
+def test_a_fit_on_the_files_seeded_share_in_blocks_is_the_in_memory_fit(
+    folder, capsys, block_rows, file, fit
+):
+    """fit_blocks over the file's fit rows, block by block: the same T, the same report."""
+    files = [folder / file, "--labels", folder / "y.npy", *fit, "--per-class"]
+    files += ["--metrics", ",".join(STREAMED)]
+    whole, _ = _json(capsys, *files)
+    streamed, err = _json(capsys, *files, "--stream", "--block-rows", block_rows)
+    assert err == ""
+    fraction, seed = (0.3, 5) if "--split" in fit else (0.5, 0)
+    fit_rows, test_rows = seeded_split(N_ROWS, fraction, seed)
+    assert (whole["n_fit"], whole["n"]) == (len(fit_rows), len(test_rows))
+    assert abs(len(fit_rows) / N_ROWS - fraction) < 0.01  # about the share, not exactly
+    # at least one pass over the blocks for the fit, then the report's
+    assert streamed["blocks"]["passes"] >= 2
+    for ours, theirs in zip(streamed["results"], whole["results"], strict=True):
+        for name, value in theirs["parameters"].items():
+            assert_allclose(ours["parameters"][name], value, rtol=1e-10, err_msg=name)
+        ours["parameters"] = theirs["parameters"]
+    _same_numbers(streamed, whole)
+
+
+@pytest.mark.filterwarnings("default")
+def test_vector_scaling_fitted_in_blocks(folder, capsys):
+    """VectorScaling.fit_blocks stops where L-BFGS-B does: the report agrees to about 1e-9."""
+    files = [folder / "z.npy", "--labels", folder / "y.npy", "--logits", "--method", "vector"]
+    files += ["--metrics", "ECE,SCE,NLL,Brier"]
+    whole, _ = _json(capsys, *files)
+    streamed, _ = _json(capsys, *files, "--stream", "--block-rows", 2000)
+    assert (streamed["n"], streamed["n_fit"]) == (whole["n"], whole["n_fit"])
+    for name, value in whole["results"][1]["metrics"].items():
+        assert_allclose(streamed["results"][1]["metrics"][name], value, rtol=1e-7, err_msg=name)
+
+
+@pytest.mark.filterwarnings("default")
+def test_methods_without_a_block_fit_gather_their_fit_rows_within_a_budget(
+    folder, capsys, monkeypatch
+):
+    files = [folder / "p.npy", "--labels", folder / "y.npy", "--method", "isotonic,temperature"]
+    files += ["--metrics", "ECE,SCE,NLL"]
+    whole, _ = _json(capsys, *files)
+    streamed, _ = _json(capsys, *files, "--stream", "--block-rows", 4096)
+    _same_numbers(streamed, whole)  # fitted in memory on the same rows: the same numbers
+    monkeypatch.setattr("calibration_toolbox.cli._blocks.FIT_BYTES", 2**16)
+    line = _error(capsys, *files, "--stream")
+    assert "--method isotonic, temperature fits on rows held in memory" in line
+    assert "give --fit-on VALIDATION_FILE, or --in-memory" in line
+
+
+def test_a_bad_value_in_a_fit_row_stops_the_fit_with_the_files_row(folder, capsys):
+    prob = np.load(folder / "p.npy")
+    fit_rows, test_rows = seeded_split(N_ROWS, 0.5, 0)
+    for row in (fit_rows[-3], test_rows[-3]):
+        bad = prob.copy()
+        bad[row, 1] = np.nan
+        np.save(folder / "bad_fit.npy", bad)
+        files = [folder / "bad_fit.npy", "--labels", folder / "y.npy", "--recalibrate"]
+        streamed = _error(capsys, *files, "--stream", "--block-rows", 1000)
+        assert f"row {row} " in streamed
+        assert streamed == _error(capsys, *files)
 
 
 def test_block_rows_needs_the_streaming_path(folder, capsys):
@@ -199,12 +275,18 @@ def test_progress_on_a_terminal_only(folder, capsys, monkeypatch):
 
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
-    monkeypatch.setattr("calibration_toolbox.cli._stream._Progress.every", 0.0)
+    monkeypatch.setattr("calibration_toolbox.cli._blocks.Progress.every", 0.0)
     files = [folder / "p.npy", "--labels", folder / "y.npy", "--stream", "--metrics", "ECE"]
     assert main(["report", *map(str, files), "--block-rows", "10000"]) == 0
     shown = terminal.getvalue()
     assert "10,000 / 30,000 rows (33%)" in shown and "rows/s" in shown
     assert shown.endswith("\r\033[K")  # cleared before the report is printed
+    terminal.seek(0)
+    terminal.truncate()
+    assert main(["report", *map(str, files), "--recalibrate", "--block-rows", "10000"]) == 0
+    shown = terminal.getvalue()
+    assert "pass 1, temperature scaling: 10,000 / 30,000 rows (33%)" in shown
+    assert re.search(r"pass [2-9], report: 30,000 / 30,000 rows", shown)
     monkeypatch.undo()
     assert main(["report", *map(str, files)]) == 0
     assert capsys.readouterr().err == ""  # not a terminal: nothing

@@ -6,7 +6,8 @@ and exit status 2, in the command line's words (``--prob-key``, ``--labels``, ``
 Nothing is printed on stdout, and no file is written, unless the whole command succeeded.
 
 Modules: ``_parser`` (options and help), ``_metrics`` and ``_methods`` (the names of
-``--metrics`` and ``--method``), ``_inputs`` (reading and splitting), ``_document`` (the
+``--metrics`` and ``--method``), ``_inputs`` (reading and splitting), ``_stream`` and
+``_blocks`` (a file read in blocks: the report, the fit on its seeded share), ``_document`` (the
 numbers, as the JSON document), ``_text`` (table, diagrams, CSV), ``_files`` (atomic
 outputs: figure, HTML page, .npz) and ``_commands`` (the subcommands).
 """

@@ -27,7 +27,7 @@ from calibration_toolbox.cli._methods import (
 )
 from calibration_toolbox.cli._metrics import Metric, parse_metrics
 from calibration_toolbox.cli._parser import UsageError
-from calibration_toolbox.cli._stream import check_streaming, stream_report, streams
+from calibration_toolbox.cli._stream import stream_report, streams
 from calibration_toolbox.cli._text import csv_text, parameters_text, table_text
 from calibration_toolbox.io import load_prob
 from calibration_toolbox.metrics import ECE, negative_log_likelihood
@@ -107,7 +107,6 @@ def report(args: argparse.Namespace, command: Sequence[str]) -> str:
     """``report``: the metrics before and after each method, as a table, JSON or CSV."""
     options = _report_options(args)
     if streams(args):
-        check_streaming(args, options)
         result = stream_report(args, options, command)
     else:
         if args.block_rows is not None:

@@ -25,14 +25,18 @@ __all__ = [
     "Inputs",
     "Part",
     "check_same_columns",
+    "check_split",
     "check_values",
     "class_names",
     "file_options",
     "file_title",
+    "fit_rows",
     "load_inputs",
     "metric_view",
     "read_predictions",
     "renormalized",
+    "split_options",
+    "split_text",
 ]
 
 
@@ -93,13 +97,16 @@ def load_inputs(args: argparse.Namespace, fitting: bool) -> Inputs:
         check_same_columns(whole, fit, args)
         text = f"{args.fit_on} (--fit-on)"
         return Inputs(title, args.path, whole, fit, text, args.logits, args.scores)
-    fraction = 0.5 if args.split is None else args.split
-    seed = 0 if args.seed is None else args.seed
-    fit_rows, test_rows = _split(len(labels), args.path, fraction, seed)
-    what = "a seeded half" if fraction == 0.5 else f"a seeded {fraction:g} of the rows"
-    text = f"{what} (--split {fraction:g} --seed {seed})"
-    test, fit = (Part(predictions[rows], labels[rows]) for rows in (test_rows, fit_rows))
+    fraction, seed = split_options(args)
+    fit_rows_, test_rows = _split(len(labels), args.path, fraction, seed)
+    text = split_text(fraction, seed)
+    test, fit = (Part(predictions[rows], labels[rows]) for rows in (test_rows, fit_rows_))
     return Inputs(title, args.path, test, fit, text, args.logits, args.scores)
+
+
+def split_options(args: argparse.Namespace) -> tuple[float, int]:
+    """``--split`` and ``--seed`` with their defaults: 0.5 and 0."""
+    return (0.5 if args.split is None else args.split), (0 if args.seed is None else args.seed)
 
 
 def file_title(args: argparse.Namespace, one_column: bool) -> str:
@@ -214,13 +221,63 @@ def renormalized(
         raise type(error)(f"{path}: {error}") from None
 
 
+# SplitMix64 (Steele, Lea and Flood 2014): the state advances by the golden-ratio constant
+# and each output is the state mixed by two xor-shift-multiply rounds.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+
+
+def fit_rows(first_row: int, n_rows: int, fraction: float, seed: int) -> np.ndarray:
+    """Which of the rows ``first_row, ..., first_row + n_rows - 1`` of a file are fitted on.
+
+    Row ``i`` (from 0) is a fit row when the ``i``-th output of SplitMix64 seeded with
+    ``seed`` (mod 2**64), read as a number in [0, 1) (its top 53 bits / 2**53), is below
+    ``fraction``: a row's side depends on the seed and its index only, so a file read whole
+    and the same file read in blocks of any size are split alike, with no permutation of
+    all the rows.  About ``fraction`` of the rows are fitted on, not exactly.
+
+    The ``i``-th output is ``mix(seed + (i + 1) * 0x9E3779B97F4A7C15)`` (mod 2**64), where
+    ``mix(z)`` is ``z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27;
+    z *= 0x94D049BB133111EB; z ^= z >> 31``.
+
+    References
+    ----------
+    G. L. Steele, D. Lea and C. H. Flood, "Fast splittable pseudorandom number generators",
+    OOPSLA 2014.
+    """
+    # uint64 arrays wrap modulo 2**64 without a warning (NumPy scalars would warn).
+    state = np.arange(first_row + 1, first_row + n_rows + 1, dtype=np.uint64)
+    state *= _GOLDEN
+    state += np.uint64(seed % 2**64)
+    state ^= state >> np.uint64(30)
+    state *= _MIX[0]
+    state ^= state >> np.uint64(27)
+    state *= _MIX[1]
+    state ^= state >> np.uint64(31)
+    state >>= np.uint64(11)
+    return state < np.uint64(math.ceil(fraction * 2**53))
+
+
+def split_text(fraction: float, seed: int) -> str:
+    """The report's words for the rows fitted on: ``a seeded half (--split 0.5 --seed 0)``."""
+    what = "a seeded half" if fraction == 0.5 else f"a seeded {fraction:g} of the rows"
+    return f"{what} (--split {fraction:g} --seed {seed})"
+
+
+def check_split(n_fit: int, n_rows: int, path: str, fraction: float, seed: int) -> None:
+    """Refuse a split that leaves no row to fit on or none to report on."""
+    if 0 < n_fit < n_rows:
+        return
+    side = "to fit on" if n_fit == 0 else "to report on"
+    raise ValueError(
+        f"--split {fraction:g} --seed {seed} leaves no row {side} among the {n_rows} rows "
+        f"of {path}."
+    )
+
+
 def _split(n_rows: int, path: str, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded fit and test rows: ``default_rng(seed).permutation(n)``, the first to fit."""
-    n_fit = int(n_rows * fraction)
-    if n_fit < 1 or n_fit >= n_rows:
-        needed = max(2, math.ceil(1 / fraction))  # a row to fit and a row to report on
-        raise ValueError(
-            f"--split {fraction:g} needs at least {needed} rows; {path} holds {n_rows}."
-        )
-    rows = np.random.default_rng(seed).permutation(n_rows)
-    return np.sort(rows[:n_fit]), np.sort(rows[n_fit:])
+    """The fit rows and the test rows of a file read whole (see :func:`fit_rows`)."""
+    fitted_on = fit_rows(0, n_rows, fraction, seed)
+    fit = np.flatnonzero(fitted_on)
+    check_split(len(fit), n_rows, path, fraction, seed)
+    return fit, np.flatnonzero(~fitted_on)

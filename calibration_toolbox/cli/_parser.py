@@ -103,10 +103,12 @@ _FILES_HELP = [
 _METHODS_HELP = [
     "recalibration:",
     _fill(
-        "--method fits each method on --fit-on VALIDATION_FILE, or on the first "
-        "int(n * FRACTION) of rows = numpy.random.default_rng(SEED).permutation(n) "
-        "(--split FRACTION --seed SEED; default 0.5 and 0), and reports the other rows "
-        "before and after; --recalibrate is --method temperature. temperature, ensemble, "
+        "--method fits each method on --fit-on VALIDATION_FILE, or on the rows i (from 0) "
+        "whose i-th output of SplitMix64 seeded with SEED, as a number in [0, 1), is below "
+        "FRACTION (--split FRACTION --seed SEED; default 0.5 and 0: about FRACTION of the "
+        "rows, the same rows whether FILE is read whole or in blocks), and reports the "
+        "other rows before and after; --recalibrate is --method temperature. temperature, "
+        "ensemble, "
         "vector, matrix and platt take logits: probabilities are given as log(p) (a single "
         "column P(y = 1) as the log-odds log(p / (1 - p)); zeros floored at 1e-300). "
         "dirichlet, beta, isotonic and histogram take probabilities: logits are given as "
@@ -141,7 +143,9 @@ _REPORT_HELP = "\n".join(
             "per-bin sums determine (ECE, MCE, RMSCE, OCE, UCE, DebiasedL2, TopLabelECE, SCE, "
             "Brier, NLL, --per-class) equals the whole file's; the others (ACE, TACE, KSCE, "
             "..., --ci) are left out with a warning; --in-memory reads the file whole. "
-            "--method then needs --fit-on (the fit is in memory)."
+            "--method without --fit-on fits on the seeded share: temperature and vector "
+            "scaling one pass over the file per step of the fit, the other methods on the "
+            "fit rows gathered in memory when they take at most 256 MiB."
         ),
         "",
         "metrics:",

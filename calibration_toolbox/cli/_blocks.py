@@ -1,0 +1,200 @@
+"""A file read in blocks, pass after pass, and the methods fitted on its seeded share.
+
+On the streaming path without ``--fit-on``, the rows are split by
+:func:`~calibration_toolbox.cli._inputs.fit_rows` block by block (a row's side depends on the
+seed and its index only), so no N-sized permutation is made and the split is the in-memory
+path's.  Temperature and vector scaling are fitted by their ``fit_blocks``: every pass of the
+solver is one pass over the file, the test rows skipped.  The other methods are fitted in
+memory on the fit rows gathered in one pass, when those fit in :data:`FIT_BYTES`.  The first
+complete pass checks every row of the file, as a file read whole is checked; the report pass
+then skips the fit rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from calibration_toolbox.cli._inputs import (
+    check_split,
+    check_values,
+    file_options,
+    fit_rows,
+    renormalized,
+    split_options,
+)
+from calibration_toolbox.cli._methods import Method, fitted, method_input, progress
+from calibration_toolbox.cli._parser import UsageError
+from calibration_toolbox.io import iter_predictions, load_prob
+
+__all__ = ["FIT_BYTES", "FileBlocks", "fit_on_share", "in_file_rows"]
+
+FIT_BYTES = 2**28
+"""The fit rows (as read) of a method without ``fit_blocks`` are gathered up to 256 MiB."""
+
+_ROW = re.compile(r"\brow (\d+)")
+
+
+def in_file_rows(message: str, path: str, first_row: int) -> str:
+    """A block's message with its row numbers made the file's (after the file's name)."""
+    prefix = f"{path}: "
+    head, body = (prefix, message[len(prefix) :]) if message.startswith(prefix) else ("", message)
+    return head + _ROW.sub(lambda match: f"row {int(match[1]) + first_row}", body)
+
+
+def total_rows(path: str) -> int | None:
+    """The rows of a ``.npy`` (from its header); None for the other formats."""
+    return len(load_prob(path)) if path.lower().endswith(".npy") else None
+
+
+class Progress:
+    """Rows done (of the total, when known) and the rate, on stderr when it is a terminal."""
+
+    every = 0.5
+    """Seconds between two updates of the line."""
+
+    def __init__(self, what: str, total: int | None):
+        self.what, self.total = what, total
+        self.shown = 0.0
+        self.start = time.perf_counter()
+        self.terminal = sys.stderr.isatty()
+
+    def __call__(self, rows: int) -> None:
+        now = time.perf_counter()
+        if not self.terminal or now - self.shown < self.every:
+            return
+        self.shown = now
+        done = f"{rows:,} rows"
+        if self.total:
+            done = f"{rows:,} / {self.total:,} rows ({rows / self.total:.0%})"
+        rate = rows / max(now - self.start, 1e-9)
+        progress(f"{self.what}: {done}, {rate:,.0f} rows/s")
+
+
+class FileBlocks:
+    """The blocks of FILE, pass after pass: ``(first_row, predictions, labels)``.
+
+    A single column of predictions is 1-D, as :func:`~calibration_toolbox.cli._inputs.
+    read_predictions` makes it; ``--renormalize`` is applied to every block.  Until one pass
+    has read the whole file, each block is checked as a whole file is (an error names the
+    file's row); later passes read checked rows.
+    """
+
+    def __init__(self, args: argparse.Namespace, block_rows: int):
+        self.args, self.block_rows = args, block_rows
+        self.total = total_rows(args.path)
+        self.checked = False
+        self.passes = 0
+        """Complete passes over the file so far (a fit's warm start reads its first block)."""
+
+    def __call__(
+        self, what: str, check: bool = True
+    ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """One pass over the file, its progress shown as ``what``.
+
+        ``check=False``: the caller checks the blocks of this pass itself (the report pass,
+        whose accumulator checks each block as the whole file is checked).
+        """
+        args = self.args
+        shown = Progress(f"{args.path}: {what}", self.total)
+        checking, first = check and not self.checked, 0
+        blocks = iter_predictions(
+            args.path, block_rows=self.block_rows, labels_path=args.labels, **file_options(args)
+        )
+        try:
+            for block, labels in blocks:
+                predictions = block[:, 0] if block.ndim == 2 and block.shape[1] == 1 else block
+                if checking or args.renormalize:
+                    predictions = self.checked_block(predictions, labels, first, checking)
+                yield first, predictions, labels
+                first += len(labels)
+                shown(first)
+        finally:
+            progress("")
+        self.checked = True
+        self.passes += 1
+
+    def checked_block(self, predictions, labels, first_row: int, checking: bool) -> np.ndarray:
+        """A block checked as a whole file is checked, its row numbers the file's."""
+        args = self.args
+        try:
+            if args.renormalize:
+                predictions = renormalized(args.path, predictions, labels, args)
+            if checking:
+                check_values(args.path, predictions, labels, args.logits, args.scores)
+        except (ValueError, TypeError) as error:
+            raise type(error)(in_file_rows(str(error), args.path, first_row)) from None
+        return predictions
+
+
+class _Share:
+    """The fit rows of each block (converted for ``method``), and their count in a pass."""
+
+    def __init__(self, blocks: FileBlocks, method: Method | None):
+        self.blocks, self.method = blocks, method
+        self.fraction, self.seed = split_options(blocks.args)
+        self.n_fit = 0
+
+    def __call__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        args, method = self.blocks.args, self.method
+        what = f"pass {self.blocks.passes + 1}" + (f", {method.title}" if method else "")
+        n_fit = n_rows = 0
+        for first, predictions, labels in self.blocks(what):
+            rows = fit_rows(first, len(labels), self.fraction, self.seed)
+            n_rows += len(labels)
+            if rows.any():
+                n_fit += int(rows.sum())
+                part = predictions[rows]
+                yield (
+                    (part if method is None else method_input(part, method, args.logits)),
+                    (labels[rows]),
+                )
+        check_split(n_fit, n_rows, args.path, self.fraction, self.seed)
+        self.n_fit = n_fit
+
+
+def _gather(blocks: FileBlocks, methods: Sequence[Method], why: str):
+    """The fit rows in memory (as read), refused beyond :data:`FIT_BYTES`."""
+    args = blocks.args
+    names = ", ".join(method.name for method in methods)
+    refusal = (
+        f"{args.path} is read in blocks ({why}) and --method {names} fits on rows held in "
+        f"memory: its seeded share of {args.path} holds more than {FIT_BYTES // 2**20} MiB; "
+        f"give --fit-on VALIDATION_FILE, or --in-memory to load {args.path}."
+    )
+    fraction, _ = split_options(args)
+    if blocks.total is not None:  # a .npy: refused before any row is read
+        prob = load_prob(args.path)
+        if prob.nbytes * fraction > FIT_BYTES:
+            raise UsageError(refusal)
+    share, parts, size = _Share(blocks, None), [], 0
+    for predictions, labels in share():
+        size += predictions.nbytes
+        if size > FIT_BYTES:
+            raise UsageError(refusal)
+        parts.append((predictions, labels))
+    return np.concatenate([p for p, _ in parts]), np.concatenate([y for _, y in parts])
+
+
+def fit_on_share(blocks: FileBlocks, methods: Sequence[Method], why: str) -> tuple[list, int]:
+    """Each method fitted on the seeded share of FILE, and the number of fit rows.
+
+    When every method has ``fit_blocks``, each fit passes over the file; otherwise the fit
+    rows are gathered in one pass (within :data:`FIT_BYTES`) and every method is fitted on
+    them in memory, as on the in-memory path.
+    """
+    logits = blocks.args.logits
+    if all(hasattr(method.factory, "fit_blocks") for method in methods):
+        models, n_fit = [], 0
+        for method in methods:
+            share = _Share(blocks, method)
+            models.append(method.factory().fit_blocks(share))
+            n_fit = share.n_fit
+        return models, n_fit
+    predictions, labels = _gather(blocks, methods, why)
+    return [fitted(method, predictions, labels, logits) for method in methods], len(labels)
