@@ -422,11 +422,13 @@ def scan_rows(
         by_argmax = top_label and n_classes > COLUMN_LOOP_MAX_K
         block_elements = ARGMAX_BLOCK_ELEMENTS if by_argmax else CACHE_BLOCK_ELEMENTS
     step = min(n_rows, block_rows(n_classes, block_elements))
-    if canonical:
-        step = min(step, canonical_rows(n_classes))
+    run_limit = n_rows
+    if canonical:  # blocks and runs that depend on the rows' place in their canonical block
+        run_limit = canonical_rows(n_classes)
+        step = min(block_rows(n_classes, block_elements), run_limit)
     buffer_rows = n_rows
     if each_block is not None:
-        buffer_rows = step * max(1, min(n_rows, chunk_rows) // max(step, 1))
+        buffer_rows = step * max(1, min(run_limit, chunk_rows) // max(step, 1))
     scan = _block_scan(array, top_label, buffer_rows, step)
     label_scores = None if labels is None else np.empty(buffer_rows, dtype=array.dtype)
     within_block = np.arange(step)

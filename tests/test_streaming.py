@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 from unittest import mock
 
@@ -49,8 +50,15 @@ EXACT = (
 
 
 def _small_blocks(elements=64):
-    """Canonical row blocks of ``elements // K`` rows, so that small arrays hold many."""
-    return mock.patch.object(_rows, "CANONICAL_BLOCK_ELEMENTS", elements)
+    """Canonical row blocks of ``elements // K`` rows, so that small arrays hold many.
+
+    The scan's own blocks (of the top label, the Brier and log-likelihood sums) are made a
+    third as large, so that a canonical block holds several, as at real sizes.
+    """
+    patches = contextlib.ExitStack()
+    patches.enter_context(mock.patch.object(_rows, "CANONICAL_BLOCK_ELEMENTS", elements))
+    patches.enter_context(mock.patch.object(_rows, "CACHE_BLOCK_ELEMENTS", max(1, elements // 3)))
+    return patches
 
 
 def _in_memory(prob, labels, bins, weights, logits=False):
@@ -125,6 +133,20 @@ def test_streamed_batches_equal_one_call(
     assert results["n_samples"] == n
     for part in ("counts", "score_sums", "target_sums"):
         assert_array_equal(getattr(streamed_table, part), getattr(table, part))
+
+
+def test_row_sums_equal_when_the_last_block_is_short():
+    # The scan hands rows over in runs set by their place in the canonical block, not by
+    # how many rows the call has: a stream's short last block is summed as in one call.
+    rng = np.random.default_rng(14)
+    with _small_blocks(64):  # blocks of 21 rows at K = 3, scanned 7 rows at a time
+        for _ in range(30):
+            n = int(rng.integers(22, 200))
+            _, prob, labels, _ = _problem(int(rng.integers(2**16)), n, 3)
+            cuts = np.sort(rng.integers(0, n, 4))
+            results = _streamed(prob, labels, None, cuts).results()
+            assert results["negative_log_likelihood"] == negative_log_likelihood(prob, labels)
+            assert results["brier_score"] == brier_score(prob, labels)
 
 
 def test_real_block_size_at_many_classes():
