@@ -429,9 +429,11 @@ def scan_rows(
     buffer_rows = n_rows
     if each_block is not None:
         buffer_rows = step * max(1, min(run_limit, chunk_rows) // max(step, 1))
-    scan = _block_scan(array, top_label, buffer_rows, step)
-    label_scores = None if labels is None else np.empty(buffer_rows, dtype=array.dtype)
-    within_block = np.arange(step)
+    # The buffers hold no more rows than the array (the runs are set by step and buffer_rows).
+    held, held_step = min(buffer_rows, n_rows), min(step, n_rows)
+    scan = _block_scan(array, top_label, held, held_step)
+    label_scores = None if labels is None else np.empty(held, dtype=array.dtype)
+    within_block = np.arange(held_step)
     start = 0  # first row of the buffers
     if canonical:
         order = canonical_blocks(n_rows, n_classes, block_elements)

@@ -190,8 +190,11 @@ class CalibrationTable:
     ``sum(tables)`` works too.  The float sums of the result equal those of one call on
     the concatenated rows up to rounding (the order of the additions differs); counts
     without weights are exact.  Equal-mass tables do not add: their edges depend on the
-    rows.  :class:`~calibration_toolbox.CalibrationAccumulator` adds batches with the same
-    arithmetic as one call where it can (the top-label tables bit for bit).
+    rows.  One call sums fixed-edge tables per canonical row block of
+    ``R = max(1, 2**22 // K)`` rows, the blocks in turn; tables of batches that are whole
+    blocks, added in block order, are that call's bit for bit, and
+    :class:`~calibration_toolbox.CalibrationAccumulator` (any batches) and Dask arrays
+    (any chunks) give it bit for bit.
 
     Examples
     --------
