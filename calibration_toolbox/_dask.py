@@ -7,12 +7,15 @@ only when a Dask array is passed.  A Dask array is told apart by duck type
 The metrics that stream (the equal-width binned measures through
 :func:`calibration_toolbox.metrics.gce._tabulated`, the Brier score and the
 log-likelihood) call the in-memory function of each row chunk in the workers, where its
-checks and errors are those of the in-memory call, and only the per-(group, bin) sums
-(:class:`~calibration_toolbox.CalibrationTable`) or two numbers travel back, added
-pairwise in a tree of ``dask.delayed`` tasks.  The sums are those of one in-memory call
-up to the order of the float additions (equal to the last bit when the sums are exact:
-counts without weights, float32 top-label confidences); see the README's *Streaming and
-Dask*.  Every other function refuses a Dask array (:func:`refusal`).
+checks and errors are those of the in-memory call, on each canonical row block
+(:func:`calibration_toolbox._rows.canonical_rows`) that a chunk holds whole; the rows
+of the blocks that chunk edges cut are joined in a task of their own.  Only the
+per-(group, bin) sums (:class:`~calibration_toolbox.CalibrationTable`) or two numbers
+per block, and the rows of cut blocks, travel; the blocks' sums are added in block
+order, as one in-memory call adds them, so the result is that call's to the last bit
+(:func:`_block_sum`); see the README's *Streaming and Dask*.  The fits' passes
+(:func:`fit_sums`) add their chunks' sums pairwise in a tree.  Every other function
+refuses a Dask array (:func:`refusal`).
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ def table(prob, labels, *, logits, sample_weight, renormalize, **options):
     chunk = functools.partial(
         _chunk_table, logits=logits, renormalize=renormalize, options=options
     )
-    total, weight = _tree_sum(prob, labels, sample_weight, chunk)
+    total, weight = _block_sum(prob, labels, sample_weight, chunk, n_classes)
     _check_total_weight(weight)
     return total, checked_options
 
@@ -90,9 +93,9 @@ def score_sums(prob, labels, *, logits, sample_weight, renormalize, **options):
     from calibration_toolbox.metrics import scoring
 
     sums = scoring._nll_sums if "eps" in options else scoring._brier_sums
-    _n_classes(prob)
+    n_classes = _n_classes(prob)
     chunk = functools.partial(_chunk_call, sums, logits=logits, renormalize=renormalize, **options)
-    total, weight = _tree_sum(prob, labels, sample_weight, chunk)
+    total, weight = _block_sum(prob, labels, sample_weight, chunk, n_classes)
     _check_total_weight(weight)
     return total, weight
 
@@ -171,35 +174,34 @@ def _chunk_table(prob, labels, weights, *, logits, renormalize, options):
         renormalize=renormalize,
         **options,
     )
-    return table, float(len(labels) if weights is None else weights.sum())
+    return table, len(labels) if weights is None else weights.sum()
 
 
 def _chunk_call(sums, prob, labels, weights, **options):
     return sums(prob, labels, sample_weight=weights, **options)
 
 
-def _in_chunk(function, start: int, scores: bool, prob, labels, weights):
+def _in_chunk(function, start: int, scores: bool, prob, labels, weights, where="one chunk"):
     """``function(prob, labels, weights)`` on one row chunk, its errors placed in the rows.
 
     A chunk whose weights are all 0 adds nothing (in memory that is an error only when
-    every weight is 0, which is checked on the total).
+    every weight is 0, which is checked on the total).  ``where`` names the rows in an
+    error: ``'one chunk'`` or ``'part of a chunk'`` (cut at a canonical block's edge).
     """
     prob = Scores(prob) if scores else prob
     if weights is not None and len(weights) and not np.any(weights):
-        result, _ = _located(function, start, len(labels), prob, labels, None)
+        result, _ = _located(function, start, len(labels), prob, labels, None, where=where)
         return _zero(result), 0.0
-    return _located(function, start, len(labels), prob, labels, weights)
+    return _located(function, start, len(labels), prob, labels, weights, where=where)
 
 
-def _located(function, start: int, n_rows: int, *arrays):
+def _located(function, start: int, n_rows: int, *arrays, where: str = "one chunk"):
     """``function(*arrays)`` of one row chunk, an error in it placed in the chunk's rows."""
     try:
         return function(*arrays)
     except (TypeError, ValueError) as exc:
         stop = start + n_rows - 1
-        raise type(exc)(
-            f"in rows {start} to {stop} (one chunk of the Dask arrays): {exc}"
-        ) from None
+        raise type(exc)(f"in rows {start} to {stop} ({where} of the Dask arrays): {exc}") from None
 
 
 def _zero(result):
@@ -251,6 +253,86 @@ def _tree_sum(prob, labels, sample_weight, chunk, names=("labels", "sample_weigh
     while len(results) > 1:
         results = [add(*results[i : i + 2]) for i in range(0, len(results), 2)]
     return dask.compute(results[0])[0]
+
+
+def _block_sum(prob, labels, sample_weight, chunk, n_classes: int):
+    """``(sums, weight)`` of the metric's canonical row blocks, added in turn.
+
+    Bit for bit those of one in-memory call (see
+    :func:`calibration_toolbox._rows.canonical_rows`).  Each row chunk (in the workers)
+    sums its whole canonical blocks one by one with ``chunk`` (the in-memory function: a
+    single block gives its block sums) and keeps the rows of the blocks its edges cut (at
+    most R rows at each end, checked there); a task per cut block joins its pieces, in
+    row order, and sums it; a last task adds every block's sums in block order.  Only
+    sums and the rows of cut blocks travel.
+    """
+    import dask
+
+    from calibration_toolbox._rows import canonical_rows
+
+    scores = isinstance(prob, Scores)
+    values = prob.values if scores else prob
+    step, n_rows = canonical_rows(n_classes), values.shape[0]
+    tasks = _chunk_tasks(values, labels, sample_weight, ("labels", "sample_weight"))
+    split = dask.delayed(_chunk_blocks, pure=True)
+    parts = [split(chunk, step, n_rows, scores, *task) for task in tasks]
+    pieces: dict[int, list] = {}
+    starts = [task[0] for task in tasks] + [n_rows]
+    for index, part in enumerate(parts):
+        for block in _cut_blocks(starts[index], starts[index + 1], step, n_rows):
+            pieces.setdefault(block, []).append(part)
+    join = dask.delayed(_cut_block_sums, pure=True)
+    cut = {block: join(chunk, step, scores, block, found) for block, found in pieces.items()}
+    total = dask.delayed(_blocks_in_order, pure=True)(parts, cut)
+    return dask.compute(total)[0]
+
+
+def _blocks_of(start: int, stop: int, step: int, n_rows: int):
+    """``(block, rows, whole)`` of the canonical blocks that rows ``[start, stop)`` touch."""
+    for block in range(start // step, -(-stop // step) if stop > start else start // step):
+        rows = slice(max(start, block * step), min(stop, (block + 1) * step))
+        yield block, rows, rows == slice(block * step, min(n_rows, (block + 1) * step))
+
+
+def _cut_blocks(start: int, stop: int, step: int, n_rows: int) -> list[int]:
+    """The canonical blocks that rows ``[start, stop)`` (a chunk) hold only part of."""
+    return [block for block, _, whole in _blocks_of(start, stop, step, n_rows) if not whole]
+
+
+def _chunk_blocks(chunk, step: int, n_rows: int, scores: bool, start: int, prob, labels, weights):
+    """A chunk's whole blocks' results by block, and the (checked) rows of its cut blocks."""
+    results, rows_of = {}, {}
+    for block, rows, whole in _blocks_of(start, start + len(labels), step, n_rows):
+        local = slice(rows.start - start, rows.stop - start)
+        part = (prob[local], labels[local], None if weights is None else weights[local])
+        where = "one chunk" if local == slice(0, len(labels)) else "part of a chunk"
+        result = _in_chunk(chunk, rows.start, scores, *part, where=where)  # checks cut rows too
+        if whole:
+            results[block] = result
+        else:
+            rows_of[block] = part
+    return results, rows_of
+
+
+def _cut_block_sums(chunk, step: int, scores: bool, block: int, parts):
+    """The results of a canonical block cut by chunk edges: its pieces joined in row order."""
+    pieces = [part[1][block] for part in parts]
+    joined = [
+        None if pieces[0][field] is None else np.concatenate([piece[field] for piece in pieces])
+        for field in range(3)
+    ]
+    return _in_chunk(chunk, block * step, scores, *joined)
+
+
+def _blocks_in_order(parts, cut: dict):
+    """Every block's ``(sums, weight)`` added one block after the other, in block order."""
+    by_block = dict(cut)
+    for results, _ in parts:
+        by_block.update(results)
+    total = None
+    for block in sorted(by_block):
+        total = by_block[block] if total is None else _add_pairs(total, by_block[block])
+    return total
 
 
 def _add_pairs(first, second=None):

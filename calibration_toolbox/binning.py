@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 __all__ = [
     "BinSums",
+    "BlockTotals",
     "adaptive_edges",
     "add_counts",
     "assign_bins",
@@ -224,6 +225,30 @@ class BinSums:
             return self.joint_counts.astype(np.float64), self.score_sums, None
         by_target = self.joint_counts.reshape(self.n_cells, 2).astype(np.float64)
         return by_target.sum(axis=1), self.score_sums, by_target[:, 1].copy()
+
+
+class BlockTotals:
+    """Sums of canonical row blocks added one block after the other, in float64.
+
+    ``add(s_0)``, ``add(s_1)``, ... leave ``sums`` = ``((s_0 + s_1) + s_2) + ...`` (see
+    :func:`calibration_toolbox._rows.canonical_rows`): the definition shared by one call,
+    a stream of batches and Dask chunks.  ``sums`` is ``None`` before the first block.
+    """
+
+    def __init__(self, sums: list[NDArray] | None = None):
+        self.sums = sums
+
+    def add(self, *block_sums: NDArray) -> None:
+        """Add the sums of the next canonical block."""
+        if self.sums is None:
+            self.sums = [np.array(part, dtype=np.float64) for part in block_sums]
+            return
+        for total, part in zip(self.sums, block_sums, strict=True):
+            total += part
+
+    def copy(self) -> BlockTotals:
+        """An independent copy (the sums of the blocks so far)."""
+        return BlockTotals(None if self.sums is None else [part.copy() for part in self.sums])
 
 
 def bin_sums(

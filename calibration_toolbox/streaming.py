@@ -3,22 +3,27 @@
 Every binned calibration measure with fixed edges reduces to per-(group, bin) weighted
 counts, score sums and target sums (:class:`~calibration_toolbox.CalibrationTable`), and
 the Brier score and the log-likelihood to two weighted sums: all of them add across
-batches.  :class:`CalibrationAccumulator` keeps those sums, updated with one batch
-at a time, and gives the metrics of all the rows seen.  It stores no rows.
+batches.  Each sum is defined over canonical row blocks
+(:func:`~calibration_toolbox._rows.canonical_rows`): the sums of each block from zero,
+added block after block.  :class:`CalibrationAccumulator` keeps the sums of the complete
+blocks and the rows of the one block not complete yet, so it gives the metrics of all the
+rows seen, equal to the in-memory call to the last bit whatever the batches.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Union
+from typing import NamedTuple, Union
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _validation as iv
-from calibration_toolbox.binning import BinSums
+from calibration_toolbox._rows import canonical_rows
+from calibration_toolbox.binning import BlockTotals
 from calibration_toolbox.metrics import gce, scoring
 from calibration_toolbox.scores import Scores
 
@@ -59,29 +64,96 @@ _NOT_STREAMED = {
 }
 
 
+class _Rows(NamedTuple):
+    """Checked rows of a batch: predictions (values checked) or pairs, weights, logits."""
+
+    checked: iv.PendingPredictions | iv.Pairs
+    weights: NDArray | None
+    logit_rows: NDArray | None
+
+    def __len__(self) -> int:
+        return self.checked.n_samples
+
+    def part(self, rows: slice, copy_rows: bool = False) -> _Rows:
+        """The rows ``rows`` (copied, so as not to keep a large batch alive, if asked)."""
+        take = (lambda array: np.array(array[rows])) if copy_rows else (lambda a: a[rows])
+        return _Rows(*(None if value is None else _map(value, take) for value in self))
+
+
+def _map(field, take):
+    """``take`` applied to an array, or to each array of a checked tuple."""
+    if isinstance(field, iv.PendingPredictions):
+        return field._replace(prob=take(field.prob), labels=take(field.labels))
+    if isinstance(field, iv.Pairs):
+        log_odds = None if field.log_odds is None else take(field.log_odds)
+        return iv.Pairs(take(field.scores), take(field.targets), log_odds)
+    return take(field)
+
+
+def _joined_rows(first: _Rows | None, second: _Rows) -> _Rows:
+    """The rows of ``first`` then ``second`` (weights of 1 where one of them has none)."""
+    if first is None:
+        return second
+    if isinstance(first.checked, iv.Pairs):
+        checked = iv.Pairs(
+            *(
+                None if a is None else np.concatenate([a, b])
+                for a, b in zip(*(first.checked, second.checked), strict=True)
+            )
+        )
+    else:
+        checked = iv.PendingPredictions(
+            np.concatenate([first.checked.prob, second.checked.prob]),
+            np.concatenate([first.checked.labels, second.checked.labels]),
+            np.inf,
+        )
+    weights = None
+    if first.weights is not None or second.weights is not None:
+        weights = np.concatenate(
+            [
+                np.ones(len(rows)) if rows.weights is None else rows.weights
+                for rows in (first, second)
+            ]
+        )
+    logit_rows = None
+    if first.logit_rows is not None:
+        logit_rows = np.concatenate([first.logit_rows, second.logit_rows])
+    return _Rows(checked, weights, logit_rows)
+
+
 @dataclass
 class _Sums:
-    """What an accumulator has added up: the tables' sums and the scoring rules' sums."""
+    """What an accumulator has added up, and the rows of its partial canonical block.
+
+    The sums are those of the complete canonical row blocks
+    (:func:`~calibration_toolbox._rows.canonical_rows`): tables and scoring rules.
+    """
 
     n_classes: int | None = None
-    top_label: BinSums | None = None
-    predicted_class: BinSums | None = None
-    class_wise: gce.CalibrationTable | None = None
+    tables: dict[str, BlockTotals] = field(default_factory=dict)
     n_samples: int = 0
     total_weight: float = 0.0
     brier: float = 0.0
     nll: float = 0.0
     options: dict = field(default_factory=dict)
+    partial: _Rows | None = None
+
+    def copied(self) -> _Sums:
+        """A copy whose sums can be added to (the rows are shared: they are never changed)."""
+        tables = {kind: totals.copy() for kind, totals in self.tables.items()}
+        return dataclasses.replace(self, tables=tables)
 
 
 class CalibrationAccumulator:
-    r"""Calibration metrics of predictions that arrive in batches, in O(K x bins) memory.
+    r"""Calibration metrics of predictions that arrive in batches, in bounded memory.
 
     ``update(prob, labels, sample_weight)`` adds a batch's per-(group, bin) sums (the
     tables of :func:`~calibration_toolbox.calibration_table`) and its Brier and
     log-likelihood sums; the metrics of all the rows seen are then read from the sums:
     ECE, RMSCE, MCE (any norm), OCE/UCE, the debiased L2 error, TopLabelECE, SCE and its
-    debiased L2 version, the Brier score, the NLL and the accuracy.  No row is kept.
+    debiased L2 version, the Brier score, the NLL and the accuracy.  Memory is
+    O(K x bins + R x K) whatever the number of rows: the only rows kept are those of one
+    partial canonical row block of R = max(1, 2**22 // K) rows (16 MiB of float32).
 
     Parameters
     ----------
@@ -119,13 +191,15 @@ class CalibrationAccumulator:
     Notes
     -----
     Each metric equals the in-memory function on the concatenated batches with the same
-    weights.  The top-label tables are added entry by entry in row order, as one call does,
-    so ECE, RMSCE, MCE, OCE, UCE and TopLabelECE are equal to the last bit whatever the
-    batches.  The class-wise table, the Brier score and the NLL are summed by row blocks in
-    one call, so a batch boundary inside a block changes the order of the float additions:
-    equal to about 1e-15 relative (to the last bit when every batch is a whole number of
-    blocks).  ``acc_a + acc_b`` (for tree reductions) adds two sets of sums: equal up to
-    the order of the additions; counts without weights are exact.
+    weights, to the last bit, whatever the batches.  In both, every sum (the tables, the
+    Brier and log-likelihood sums, the total weight) is that of the canonical row blocks
+    ``[j R, (j + 1) R)``: each block summed from zero, by the same code on the same rows,
+    and the block sums added in turn, ``((s_0 + s_1) + s_2) + ...``.  The accumulator sums
+    each block once it is complete and keeps the rows of the last one; :meth:`results`
+    sums those without consuming them.  (Bit for bit when every batch has weights, or none
+    has: a batch without weights among weighted ones counts as weights of 1.)
+    ``acc_a + acc_b`` (for tree reductions) adds the blocks' sums of both, then the rows
+    each keeps: equal up to the order of the additions; counts without weights are exact.
 
     Every batch is checked as the in-memory call checks it, with the same errors, and a
     batch that fails leaves the sums as they were.
@@ -133,7 +207,7 @@ class CalibrationAccumulator:
     Examples
     --------
     >>> import numpy as np
-    >>> from calibration_toolbox import ECE, CalibrationAccumulator
+    >>> from calibration_toolbox import ECE, SCE, CalibrationAccumulator
     >>> rng = np.random.default_rng(0)
     >>> prob = rng.dirichlet(np.ones(3), size=1000)
     >>> labels = rng.integers(0, 3, size=1000)
@@ -141,6 +215,8 @@ class CalibrationAccumulator:
     >>> for rows in np.array_split(np.arange(1000), 7):
     ...     _ = accumulator.update(prob[rows], labels[rows])
     >>> accumulator.metric("ECE") == ECE(prob, labels, bins=10)
+    True
+    >>> accumulator.metric("SCE") == SCE(prob, labels, bins=10)
     True
     >>> sorted(accumulator.results())[:4]
     ['ECE', 'MCE', 'OCE', 'RMSCE']
@@ -222,8 +298,11 @@ class CalibrationAccumulator:
         logit_rows = None
         if self.logits and not self.scores:
             logit_rows = iv.check_predicted_logits(prob, "prob")  # checked already: no error
-        sums = copy.deepcopy(self._sums)  # the batch is added to a copy, kept if all goes well
-        _add_batch(sums, checked, weights, self, logit_rows)
+        if isinstance(checked, iv.PendingPredictions):
+            checked.scan()  # the values, with the in-memory errors, before anything is added
+            checked = checked._replace(tolerance=np.inf)
+        sums = self._sums.copied()  # the batch is added to a copy, kept if all goes well
+        _add_rows(sums, _Rows(checked, weights, logit_rows), self)
         self._sums = sums
         return self
 
@@ -247,24 +326,10 @@ class CalibrationAccumulator:
         ``'predicted_class'`` the same with ``class_conditional=True`` and
         ``'class_wise'`` with ``class_conditional=True, top_k_classes='all'``.
         """
-        sums = self._filled()
         kind = iv.check_choice(kind, "kind", self.tables)
-        if kind == "class_wise":
-            return sums.class_wise
-        counts, score_sums, target_sums = getattr(sums, kind).totals()
-        n_bins = len(self.edges) - 1
-        options = sums.options[kind]
-        return gce.CalibrationTable(
-            edges=np.array(np.broadcast_to(self.edges, (len(counts) // n_bins, n_bins + 1))),
-            counts=counts.reshape(-1, n_bins),
-            score_sums=score_sums.reshape(-1, n_bins),
-            target_sums=target_sums.reshape(-1, n_bins),
-            n_classes=sums.n_classes,
-            class_conditional=options.class_conditional,
-            adaptive_bins=False,
-            top_k_classes=options.top_k,
-            thresholding=0.0,
-            scores=self.scores,
+        sums = self._finished()
+        return gce._table_of_sums(
+            sums.tables[kind].sums, sums.options[kind], sums.n_classes, self.scores
         )
 
     def metric(self, name: str) -> float:
@@ -284,7 +349,7 @@ class CalibrationAccumulator:
                 f"`name` must be one of {', '.join(self._available())} for this accumulator "
                 f"(tables={self.tables}); got {name!r}."
             )
-        sums = self._filled()
+        sums = self._finished()
         if name == "brier_score":
             return float(sums.brier / sums.total_weight)
         if name == "negative_log_likelihood":
@@ -312,6 +377,25 @@ class CalibrationAccumulator:
         if self._sums.n_samples == 0:
             raise ValueError("no batch has been added yet: call update(prob, labels) first.")
         return self._sums
+
+    def __getstate__(self) -> dict:
+        """The state without the cached finished sums (recomputed when asked for)."""
+        state = dict(self.__dict__)
+        state.pop("_finished_sums", None)
+        return state
+
+    def _finished(self) -> _Sums:
+        """The sums with the partial canonical block added (on a copy, kept until an update)."""
+        sums = self._filled()
+        cached = getattr(self, "_finished_sums", None)
+        if cached is not None and cached[0] is sums:
+            return cached[1]
+        finished = sums
+        if sums.partial is not None:
+            finished = sums.copied()
+            _add_blocks(finished, sums.partial, self)
+        self._finished_sums = (sums, finished)
+        return finished
 
     def _reading(self, prob):
         """``prob`` as the engine reads it: ``Scores`` exactly when ``scores=True``."""
@@ -360,66 +444,78 @@ def _check_tables(tables: Sequence[str] | None, scores: bool) -> tuple[str, ...]
     return tuple(kind for kind in allowed if kind in tables)
 
 
-def _add_batch(sums: _Sums, checked, weights, accumulator: CalibrationAccumulator, logit_rows):
-    """Add one checked batch to ``sums`` (its values are checked by the first pass)."""
-    if sums.n_classes is None or not sums.options:
-        sums.n_classes = checked.n_classes
-        sums.options = {
-            kind: gce._GCEOptions.checked(
-                checked.n_classes,
-                bins=accumulator.edges,
-                adaptive_bins=False,
-                norm=1,
-                thresholding=0.0,
-                **options,
-            )
-            for kind, options in _TABLE_OPTIONS.items()
-        }
+def _add_rows(sums: _Sums, rows: _Rows, accumulator: CalibrationAccumulator) -> None:
+    """Add a checked batch: complete canonical blocks are summed, the rest is kept.
+
+    The kept rows (fewer than one canonical block, R x K values) are the accumulator's
+    only rows; with them at the front, the batch's rows fill the partial block, then whole
+    blocks are summed as one in-memory call sums them, and the rows left over are kept.
+    """
+    _set_options(sums, rows.checked.n_classes, accumulator)
+    step = canonical_rows(sums.n_classes)
+    kept = 0 if sums.partial is None else len(sums.partial)
+    sums.n_samples += len(rows)
+    if kept + len(rows) < step:
+        sums.partial = _joined_rows(sums.partial, rows.part(slice(None), copy_rows=True))
+        return
+    head = step - kept
+    _add_blocks(sums, _joined_rows(sums.partial, rows.part(slice(0, head))), accumulator)
+    whole = head + (len(rows) - head) // step * step
+    if whole > head:
+        _add_blocks(sums, rows.part(slice(head, whole)), accumulator)
+    sums.partial = rows.part(slice(whole, None), copy_rows=True) if whole < len(rows) else None
+
+
+def _add_blocks(sums: _Sums, rows: _Rows, accumulator: CalibrationAccumulator) -> None:
+    """Add the canonical blocks of ``rows`` (which start a block) to the sums, in turn."""
+    checked, weights = rows.checked, rows.weights
     for kind in accumulator.tables:
-        options = sums.options[kind]
-        if kind == "class_wise":
-            table = gce._table(checked, weights, options)
-            sums.class_wise = table if sums.class_wise is None else sums.class_wise + table
-        else:
-            bin_sums = getattr(sums, kind)
-            if bin_sums is None:
-                bin_sums = BinSums(options.n_groups(checked.n_classes) * options.n_bins, True)
-                setattr(sums, kind, bin_sums)
-            gce._top_label_equal_width(checked, weights, options, sums=bin_sums)
-        checked = _as_checked(checked)
-    sums.brier += scoring._brier_total(checked, weights)
-    sums.nll += scoring._nll_total(_as_checked(checked), weights, accumulator.eps, logit_rows)
-    sums.n_samples += checked.n_samples
-    sums.total_weight += scoring._total_weight(checked.n_samples, weights)
+        totals = sums.tables.setdefault(kind, BlockTotals())
+        gce._streamed_sums(checked, weights, sums.options[kind], totals)
+    sums.brier = scoring._brier_total(checked, weights, total=sums.brier)
+    sums.nll = scoring._nll_total(checked, weights, accumulator.eps, rows.logit_rows, sums.nll)
+    sums.total_weight = scoring._total_weight(checked, weights, sums.total_weight)
 
 
-def _as_checked(checked):
-    """Pending predictions whose values a pass has checked: later passes skip the row sums."""
-    if isinstance(checked, iv.PendingPredictions):
-        return checked._replace(tolerance=np.inf)
-    return checked
+def _set_options(sums: _Sums, n_classes: int, accumulator: CalibrationAccumulator) -> None:
+    """Fix K and the checked options of the tables at the first batch."""
+    if sums.n_classes is not None and sums.options:
+        return
+    sums.n_classes = n_classes
+    sums.options = {
+        kind: gce._GCEOptions.checked(
+            n_classes,
+            bins=accumulator.edges,
+            adaptive_bins=False,
+            norm=1,
+            thresholding=0.0,
+            **options,
+        )
+        for kind, options in _TABLE_OPTIONS.items()
+    }
 
 
 def _merged(first: CalibrationAccumulator, second: CalibrationAccumulator) -> _Sums:
-    """The sums of both accumulators (their options checked to be the same)."""
+    """The sums of both accumulators (their options checked to be the same).
+
+    The complete blocks' sums are added, then the rows each keeps are added as a batch.
+    """
     if not isinstance(second, CalibrationAccumulator):
         raise TypeError(f"`other` must be a CalibrationAccumulator; got {type(second).__name__}.")
     first._same_options(second)
     a, b = first._sums, second._sums
     if b.n_samples == 0:
-        return copy.deepcopy(a)
+        return a.copied()
     if a.n_samples == 0:
-        return copy.deepcopy(b)
-    merged = copy.deepcopy(a)
-    for kind in ("top_label", "predicted_class"):
-        mine, theirs = getattr(merged, kind), getattr(b, kind)
-        if mine is not None:
-            mine.joint_counts = mine.joint_counts + theirs.joint_counts
-            mine.score_sums = mine.score_sums + theirs.score_sums
-    if merged.class_wise is not None:
-        merged.class_wise = merged.class_wise + b.class_wise
-    merged.n_samples += b.n_samples
+        return b.copied()
+    merged = a.copied()
+    for kind, totals in b.tables.items():
+        if totals.sums is not None:
+            merged.tables.setdefault(kind, BlockTotals()).add(*totals.sums)
     merged.total_weight += b.total_weight
     merged.brier += b.brier
     merged.nll += b.nll
+    merged.n_samples += b.n_samples - (0 if b.partial is None else len(b.partial))
+    if b.partial is not None:
+        _add_rows(merged, b.partial, first)
     return merged

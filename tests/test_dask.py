@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+from unittest import mock
+
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import softmax
 
 from calibration_toolbox import (
@@ -22,6 +25,7 @@ from calibration_toolbox import (
     SmoothECE,
     TopLabelECE,
     ToprCE,
+    _rows,
     brier_score,
     calibration_table,
     negative_log_likelihood,
@@ -44,7 +48,17 @@ STREAMING = {
     "brier_score": brier_score,
     "negative_log_likelihood": negative_log_likelihood,
 }
-TOP_LABEL = ("ECE", "RMSCE", "MCE", "OCE", "UCE", "TopLabelECE", "debiased L2", "edges")
+# Summed per canonical row block and the blocks in turn, as in memory: equal to the bit.
+# (ToprCE with r = 2 bins an explicit score set in memory, in one pass over all the rows.)
+EXACT = set(STREAMING) - {"Top2CE"}
+
+
+def _small_blocks(elements):
+    """Canonical row blocks of ``elements // K`` rows (scan blocks a third as large)."""
+    patches = contextlib.ExitStack()
+    patches.enter_context(mock.patch.object(_rows, "CANONICAL_BLOCK_ELEMENTS", elements))
+    patches.enter_context(mock.patch.object(_rows, "CACHE_BLOCK_ELEMENTS", max(1, elements // 3)))
+    return patches
 
 
 def _problem(n=3000, k=4, dtype=np.float64, seed=0):
@@ -65,36 +79,37 @@ def test_streaming_metrics_equal_numpy(name, dtype):
     _, prob, labels = _problem(dtype=dtype)
     weights = np.random.default_rng(1).random(len(labels))
     metric = STREAMING[name]
-    lazy_prob = da.from_array(prob, chunks=(700, -1))
     lazy_labels = da.from_array(labels, chunks=500)  # rechunked to prob's rows
-    for options in ({}, {"sample_weight": weights}, {"sample_weight": da.from_array(weights)}):
-        expected = metric(prob, labels, **{k: np.asarray(w) for k, w in options.items()})
-        value = metric(lazy_prob, lazy_labels, **options)
-        assert isinstance(value, float)
-        if dtype == np.float32 and name in TOP_LABEL and not options:
-            # float32 confidences are >= 1/K: their float64 sums are exact in any order.
-            assert value == expected
-        else:
-            # Chunk sums added in a tree rather than in row order: equal to rounding.
-            assert_allclose(value, expected, rtol=1e-12)
-    assert metric(lazy_prob, labels) == pytest.approx(metric(prob, labels), rel=1e-12)
+    # One canonical block (the chunks all cut it), then blocks of 200 rows with chunks of
+    # 333 and 700 rows (whole blocks inside chunks, and blocks cut by one or two edges).
+    for elements, rows in ((1 << 22, 700), (800, 333), (800, 700)):
+        lazy_prob = da.from_array(prob, chunks=(rows, -1))
+        for options in ({}, {"sample_weight": weights}, {"sample_weight": da.from_array(weights)}):
+            with _small_blocks(elements):
+                expected = metric(prob, labels, **{k: np.asarray(w) for k, w in options.items()})
+                value = metric(lazy_prob, lazy_labels, **options)
+            assert isinstance(value, float)
+            if name in EXACT:
+                assert value == expected, (elements, rows, options.keys())
+            else:
+                assert_allclose(value, expected, rtol=1e-12)
 
 
 def test_logits_scores_and_tables():
     logits, prob, labels = _problem()
-    lazy_logits = da.from_array(logits, chunks=(1000, -1))
-    for metric in (ECE, SCE, negative_log_likelihood):
-        assert_allclose(
-            metric(lazy_logits, labels, logits=True), metric(logits, labels, logits=True), 1e-12
-        )
+    lazy_logits = da.from_array(logits, chunks=(1001, -1))
     scores, targets = prob[:, 0], (labels == 0).astype(int)
-    lazy_scores = Scores(da.from_array(scores, chunks=800))
-    for metric in (ECE, brier_score, negative_log_likelihood):
-        assert_allclose(metric(lazy_scores, targets), metric(Scores(scores), targets), 1e-12)
-    table = calibration_table(da.from_array(prob, chunks=(900, -1)), labels, top_k_classes="all")
-    direct = calibration_table(prob, labels, top_k_classes="all")
-    np.testing.assert_array_equal(table.counts, direct.counts)
-    assert_allclose(table.score_sums, direct.score_sums, rtol=1e-12)
+    lazy_scores = Scores(da.from_array(scores, chunks=777))
+    with _small_blocks(2400):  # blocks of 600 rows (1,200 for one score per row)
+        for metric in (ECE, SCE, negative_log_likelihood):
+            assert metric(lazy_logits, labels, logits=True) == metric(logits, labels, logits=True)
+        for metric in (ECE, brier_score, negative_log_likelihood):
+            assert metric(lazy_scores, targets) == metric(Scores(scores), targets)
+        lazy = da.from_array(prob, chunks=(900, -1))
+        table = calibration_table(lazy, labels, top_k_classes="all")
+        direct = calibration_table(prob, labels, top_k_classes="all")
+    for part in ("counts", "score_sums", "target_sums"):
+        assert_array_equal(getattr(table, part), getattr(direct, part))
 
 
 def test_what_does_not_stream_is_refused():
@@ -122,6 +137,8 @@ def test_chunk_errors_name_their_rows_and_zero_weight_chunks_add_nothing():
     bad[250, 1] = np.nan
     with pytest.raises(ValueError, match=r"in rows 200 to 299 \(one chunk.*row 50 does"):
         ECE(da.from_array(bad, chunks=(100, -1)), labels)
+    with _small_blocks(400), pytest.raises(ValueError, match=r"rows 200 to 299 \(part of a"):
+        ECE(da.from_array(bad, chunks=(150, -1)), labels)  # blocks of 100 rows
     with pytest.raises(ValueError, match=r"`labels` must have one entry per row.*\(400\)"):
         ECE(da.from_array(prob, chunks=(100, -1)), labels[:-1])
     weights = np.ones(400)
@@ -144,4 +161,4 @@ def test_on_a_local_cluster_with_two_worker_processes(cluster_client):
         values = {name: STREAMING[name](prob, labels) for name in ("ECE", "SCE", "brier_score")}
     local_prob, local_labels = dask.compute(prob, labels, scheduler="threads")
     for name, value in values.items():
-        assert_allclose(value, STREAMING[name](local_prob, local_labels), rtol=1e-12)
+        assert value == STREAMING[name](local_prob, local_labels)

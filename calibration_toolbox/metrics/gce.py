@@ -20,13 +20,17 @@ from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import (
     ALL_ENTRIES_BLOCK_ELEMENTS,
     BINNING_BATCH_ENTRIES,
+    CACHE_BLOCK_ELEMENTS,
     HAND_OVER_ROWS,
     RowSummary,
     block_rows,
+    canonical_blocks,
+    canonical_rows,
     row_blocks,
 )
 from calibration_toolbox.binning import (
     BinSums,
+    BlockTotals,
     adaptive_edges,
     add_counts,
     assign_bins,
@@ -186,8 +190,11 @@ class CalibrationTable:
     ``sum(tables)`` works too.  The float sums of the result equal those of one call on
     the concatenated rows up to rounding (the order of the additions differs); counts
     without weights are exact.  Equal-mass tables do not add: their edges depend on the
-    rows.  :class:`~calibration_toolbox.CalibrationAccumulator` adds batches with the same
-    arithmetic as one call where it can (the top-label tables bit for bit).
+    rows.  One call sums fixed-edge tables per canonical row block of
+    ``R = max(1, 2**22 // K)`` rows, the blocks in turn; tables of batches that are whole
+    blocks, added in block order, are that call's bit for bit, and
+    :class:`~calibration_toolbox.CalibrationAccumulator` (any batches) and Dask arrays
+    (any chunks) give it bit for bit.
 
     Examples
     --------
@@ -679,21 +686,40 @@ def _table(
     checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: _GCEOptions
 ) -> CalibrationTable:
     """The per-(group, bin) sums, by the fastest path for the options."""
-    n_classes = checked.n_classes
     n_bins = options.n_bins
     if options.bins_rows_as_checked:
-        if options.top_k is None:
-            sums = _all_entries_equal_width(checked, weights, options)
-        else:
-            sums = _top_label_equal_width(checked, weights, options)
-        edges = np.broadcast_to(options.edges, (len(sums[0]) // n_bins, n_bins + 1))
-    elif options.top_k is None and options.class_conditional and weights is None:
+        return _table_of_sums(
+            _streamed_sums(checked, weights, options),
+            options,
+            checked.n_classes,
+            isinstance(checked, iv.Pairs),
+        )
+    if options.top_k is None and options.class_conditional and weights is None:
         edges, *sums = _all_entries_equal_mass(
             checked.prob, checked.labels, n_bins, options.thresholding
         )
     else:
         edges, *sums = _score_set_sums(checked, weights, options)
-    counts, score_sums, target_sums = (s.reshape(-1, n_bins) for s in sums)
+    return _table_of_sums(sums, options, checked.n_classes, isinstance(checked, iv.Pairs), edges)
+
+
+def _streamed_sums(checked, weights: NDArray | None, options: _GCEOptions, totals=None):
+    """Flat sums of the equal-width top-label or all-entries table, per canonical block.
+
+    Given ``totals`` (:class:`~calibration_toolbox.binning.BlockTotals` of the canonical
+    blocks before these rows), the rows' blocks are added to it: the streaming hook.
+    """
+    if options.top_k is None:
+        return _all_entries_equal_width(checked, weights, options, totals)
+    return _top_label_equal_width(checked, weights, options, totals)
+
+
+def _table_of_sums(sums, options: _GCEOptions, n_classes: int, scores: bool, edges=None):
+    """The :class:`CalibrationTable` of flat sums (``edges``: the options' fixed edges)."""
+    n_bins = options.n_bins
+    counts, score_sums, target_sums = (np.reshape(part, (-1, n_bins)) for part in sums)
+    if edges is None:
+        edges = np.broadcast_to(options.edges, (len(counts), n_bins + 1))
     return CalibrationTable(
         edges=np.array(edges, dtype=np.float64),
         counts=counts,
@@ -704,7 +730,7 @@ def _table(
         adaptive_bins=options.adaptive_bins,
         top_k_classes=options.top_k,
         thresholding=options.thresholding,
-        scores=isinstance(checked, iv.Pairs),
+        scores=scores,
     )
 
 
@@ -744,46 +770,63 @@ def _top_label_equal_width(
     checked: iv.Predictions | iv.PendingPredictions | iv.Pairs,
     weights: NDArray | None,
     options: _GCEOptions,
-    sums: BinSums | None = None,
-) -> tuple[NDArray, NDArray, NDArray]:
-    """Equal-width sums of the top label (or of pairs), row block by row block.
+    totals: BlockTotals | None = None,
+) -> list[NDArray]:
+    """Equal-width sums of the top label (or of pairs): counts, score sums, target sums.
 
     Probabilities are binned as the scan checks them (:func:`_scan_blocks`), so memory
-    stays a few row blocks whatever N; the sums are those of all rows at once, bit for
-    bit (:class:`~calibration_toolbox.binning.BinSums`).  Given ``sums`` (of earlier
-    batches), the rows are added to it: the streaming accumulator's hook.
+    stays a few row blocks whatever N.  The sums of each canonical row block
+    (:func:`~calibration_toolbox._rows.canonical_rows`) are added entry after entry from
+    zero (:class:`~calibration_toolbox.binning.BinSums`), and the blocks' sums one after
+    the other (:class:`~calibration_toolbox.binning.BlockTotals`): the rows of a stream's
+    or a Dask chunk's complete blocks give the same bits.  Given ``totals`` (of the blocks
+    before these rows, which start a canonical block), the blocks are added to it.
     """
-    if sums is None:
-        sums = BinSums(options.n_groups(checked.n_classes) * options.n_bins, weights is not None)
+    totals = BlockTotals() if totals is None else totals
+    n_cells = options.n_groups(checked.n_classes) * options.n_bins
+    block = [BinSums(n_cells, weights is not None)]
 
-    def add(rows: slice, groups, scores, targets) -> None:
+    def add(rows: slice, last: bool, groups, scores, targets) -> None:
         row_weights = None if weights is None else weights[rows]
         groups, scores, targets, row_weights = _kept_entries(
             options.thresholding, groups, scores, targets, row_weights
         )
-        sums.add(_cells(options, groups, scores), scores, targets, row_weights)
+        block[0].add(_cells(options, groups, scores), scores, targets, row_weights)
+        if last:
+            totals.add(*block[0].totals())
+            block[0] = BinSums(n_cells, weights is not None)
 
     if isinstance(checked, iv.Pairs):
-        for rows in row_blocks(checked.n_samples, 1):
-            add(rows, None, checked.scores[rows], checked.targets[rows])
+        for rows, last in canonical_blocks(checked.n_samples, 2, CACHE_BLOCK_ELEMENTS):
+            add(rows, last, None, checked.scores[rows], checked.targets[rows])
     else:
         prob, labels = checked.prob, checked.labels
+        ends = _canonical_ends(checked)
 
         def add_block(rows: slice, summary: RowSummary) -> None:
             block = iv.Predictions(prob[rows], labels[rows], summary)
-            add(rows, *_top_label_entries(block, options.class_conditional))
+            add(rows, ends(rows), *_top_label_entries(block, options.class_conditional))
 
         _scan_blocks(checked, add_block, top_label=True, chunk_rows=HAND_OVER_ROWS)
-    return sums.totals()
+    return totals.sums
+
+
+def _canonical_ends(checked):
+    """Whether a run of rows handed over by a canonical scan ends a canonical block."""
+    step, n_rows = canonical_rows(checked.n_classes), checked.n_samples
+    return lambda rows: rows.stop % step == 0 or rows.stop == n_rows
 
 
 def _scan_blocks(
     checked: iv.Predictions | iv.PendingPredictions, each_block, **blocks: object
 ) -> None:
-    """Scan the rows (checking them if pending), handing each block's summary to ``each_block``."""
+    """Scan the rows (checking them if pending), handing each block's summary to ``each_block``.
+
+    The runs handed over never cross a canonical row block, and end at its last row.
+    """
     if isinstance(checked, iv.Predictions):  # checked already: the scan gathers, not checks
         checked = iv.PendingPredictions(checked.prob, checked.labels, np.inf)
-    checked.scan(each_block=each_block, **blocks)
+    checked.scan(each_block=each_block, canonical=True, **blocks)
 
 
 def _score_set(checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: _GCEOptions):
@@ -1023,28 +1066,25 @@ def _all_entries_equal_width(
     checked: iv.Predictions | iv.PendingPredictions,
     weights: NDArray | None,
     options: _GCEOptions,
-) -> tuple[NDArray, NDArray, NDArray]:
+    totals: BlockTotals | None = None,
+) -> list[NDArray]:
     """Equal-width sums over all N x K entries: flat counts, score sums and target sums.
 
     Without thresholding most softmax entries fall in the first bin; only the entries above
     its upper edge are binned one by one, and the first bin's count and score sum are the
     column totals minus the other bins.  Targets come from the N label entries alone.  Each
     row block is read as the scan checks it (:func:`_scan_blocks`), in memory that does
-    not grow with N.
+    not grow with N.  All this is done per canonical row block from zero, and the blocks'
+    sums are added one after the other (to ``totals`` when given; see
+    :func:`_top_label_equal_width`).
     """
     prob = checked.prob
     subtract_first_bin = options.thresholding == 0
     cut = _cut_for(options.edges[1] if subtract_first_bin else options.thresholding, prob.dtype)
-    sums = _AllEntrySums(checked, weights, options, cut, subtract_first_bin)
+    totals = BlockTotals() if totals is None else totals
+    sums = _AllEntrySums(checked, weights, options, cut, subtract_first_bin, totals)
     _scan_blocks(checked, sums.add_block, block_elements=ALL_ENTRIES_BLOCK_ELEMENTS)
-    sums.bin_pending()
-    counts, score_sums, _ = sums.above.totals()
-    if subtract_first_bin:
-        _fill_first_bin(
-            counts, score_sums, sums.column_totals, sums.entries_above, weights, len(prob), options
-        )
-    target_sums = sums.label_counts.astype(np.float64)
-    return counts, score_sums, target_sums
+    return totals.sums
 
 
 class _AllEntrySums:
@@ -1059,18 +1099,17 @@ class _AllEntrySums:
     Binning them per block cost some 25 NumPy calls a block (the figures are beside
     :data:`BINNING_BATCH_ENTRIES`).  Score sums are added entry after entry
     (:class:`~calibration_toolbox.binning.BinSums`), so they do not depend on the blocks.
+    At the end of each canonical row block its sums go to ``totals`` and start from zero.
     """
 
-    def __init__(self, checked, weights, options: _GCEOptions, cut, column_totals_too: bool):
+    def __init__(
+        self, checked, weights, options: _GCEOptions, cut, column_totals_too: bool, totals
+    ):
         self.prob, self.labels = checked.prob, checked.labels
         self.weights, self.options, self.cut = weights, options, cut
-        self.column_totals_too = column_totals_too
+        self.column_totals_too, self.totals = column_totals_too, totals
         n_classes = self.prob.shape[1]
-        n_cells = options.n_groups(n_classes) * options.n_bins
-        self.above = BinSums(n_cells, weights is not None, targets=False)
-        self.column_totals = np.zeros(n_classes)
-        self.entries_above = np.zeros(n_classes)
-        self.label_counts = np.zeros(n_cells, dtype=np.int64 if weights is None else np.float64)
+        self.ends = _canonical_ends(checked)
         block_size = min(len(self.prob), block_rows(n_classes, ALL_ENTRIES_BLOCK_ELEMENTS))
         self.wide = np.empty((block_size if column_totals_too else 0, n_classes))
         self.pending_from = 0  # first row whose entries are pending
@@ -1078,6 +1117,18 @@ class _AllEntrySums:
         self.pending: list[tuple[NDArray, NDArray]] = []
         self.pending_labels: list[NDArray] = []
         self.n_pending = 0
+        self._start_block()
+
+    def _start_block(self) -> None:
+        """Sums from zero for the next canonical block, which starts at ``pending_from``."""
+        n_classes = self.prob.shape[1]
+        n_cells = self.options.n_groups(n_classes) * self.options.n_bins
+        self.above = BinSums(n_cells, self.weights is not None, targets=False)
+        self.column_totals = np.zeros(n_classes)
+        self.entries_above = np.zeros(n_classes)
+        count_type = np.int64 if self.weights is None else np.float64
+        self.label_counts = np.zeros(n_cells, dtype=count_type)
+        self.block_from = self.pending_from
 
     def add_block(self, rows: slice, summary: RowSummary) -> None:
         """Add a checked row block, whose label scores are ``summary.label_scores``."""
@@ -1096,8 +1147,28 @@ class _AllEntrySums:
             else:
                 self.column_totals += np.einsum("i,ij->j", self.weights[rows], wide)
         self.n_pending += len(above) + len(block)
-        if self.n_pending >= BINNING_BATCH_ENTRIES:
+        if self.ends(rows):
+            self._finish_block(rows.stop)
+        elif self.n_pending >= BINNING_BATCH_ENTRIES:
             self.bin_pending()
+
+    def _finish_block(self, stop: int) -> None:
+        """Add the sums of the canonical block ending at ``stop`` to the totals."""
+        self.bin_pending()
+        counts, score_sums, _ = self.above.totals()
+        if self.column_totals_too:
+            rows = slice(self.block_from, stop)
+            _fill_first_bin(
+                counts,
+                score_sums,
+                self.column_totals,
+                self.entries_above,
+                None if self.weights is None else self.weights[rows],
+                stop - self.block_from,
+                self.options,
+            )
+        self.totals.add(counts, score_sums, self.label_counts)
+        self._start_block()
 
     def bin_pending(self) -> None:
         """Bin the entries set aside: those above the cut, and the label entries."""
