@@ -21,6 +21,7 @@ from calibration_toolbox.recalibration._preconditioner import Coordinates, white
 from calibration_toolbox.recalibration._softmax_nll import (
     DOUBLE,
     SINGLE,
+    Curvature,
     Extras,
     Pass,
     SoftmaxNLL,
@@ -295,7 +296,7 @@ def minimise(
         final = nll(matrix, intercept, extras=Extras.SMALLEST, pool=pool)
     fitted = MapFit(matrix, intercept, final, identity, n_iter, result)
     if nll.diagonal and not result.get("separated", False):
-        fitted = polish(objective, fitted, pool)
+        fitted = polish(objective, fitted, evaluated.curvature, pool)
     return _no_worse_than_identity(objective, fitted, pool)
 
 
@@ -340,7 +341,9 @@ _CG_STEPS = 20
 _CG_REDUCTION = 1e-6
 
 
-def polish(objective: PenalisedNLL, fitted: MapFit, pool: Executor | None = None) -> MapFit:
+def polish(
+    objective: PenalisedNLL, fitted: MapFit, curvature: Curvature, pool: Executor | None = None
+) -> MapFit:
     r"""Newton steps from a diagonal map's fit ``fitted`` until the step is negligible.
 
     L-BFGS-B stops where float64 rounding of the loss hides its progress, about 1e-7
@@ -358,7 +361,8 @@ def polish(objective: PenalisedNLL, fitted: MapFit, pool: Executor | None = None
     float64 pass gives the loss, the gradient and the dense Hessian
     (:attr:`Extras.HESSIAN`), so a step costs one pass; above, the system is solved by
     conjugate gradients preconditioned by the Hessian's (2, 2) blocks of ``(a_k, b_k)``
-    (the curvature sums of the pass), one pass per Hessian-vector product.  Every pass
+    (from ``curvature``, the sums of the last L-BFGS-B stage's first pass), one pass
+    per Hessian-vector product, from ``fitted.final``'s gradient.  Every pass
     goes through ``objective.nll``, so a fit over blocks or Dask chunks gets the same
     polish.  A step is kept only when the Newton decrement ``g^T H^+ g`` at its end is
     below that at its start, so a fit that stopped far from the optimum is never made
@@ -373,10 +377,13 @@ def polish(objective: PenalisedNLL, fitted: MapFit, pool: Executor | None = None
     """
     nll = objective.nll
     penalty = 2 * np.concatenate([objective.penalty_matrix, objective.penalty_intercept])
-    dense = nll.n_classes <= _DENSE_CLASSES
-    solver = _DenseNewton(objective, penalty) if dense else _NewtonCG(objective, penalty, pool)
     matrix, intercept = fitted.matrix, fitted.intercept
-    current = nll(matrix, intercept, extras=solver.extras, pool=pool)
+    if nll.n_classes <= _DENSE_CLASSES:
+        solver = _DenseNewton(objective, penalty)
+        current = nll(matrix, intercept, extras=solver.extras, pool=pool)
+    else:
+        solver = _NewtonCG(objective, penalty, curvature, pool)
+        current = fitted.final  # a float64 pass there, with the smallest probability
     step, decrement = solver(matrix, intercept, current)
     for _ in range(_POLISH_STEPS):
         parameters = np.concatenate([matrix, intercept])
@@ -391,8 +398,9 @@ def polish(objective: PenalisedNLL, fitted: MapFit, pool: Executor | None = None
             break
         (matrix, intercept), current = trial, evaluated
         step, decrement = trial_step, trial_decrement
-    final = current._replace(hessian=None, curvature=None)
-    return fitted._replace(matrix=matrix, intercept=intercept, final=final)
+    return fitted._replace(
+        matrix=matrix, intercept=intercept, final=current._replace(hessian=None)
+    )
 
 
 class _DenseNewton:
@@ -422,10 +430,11 @@ class _NewtonCG:
     passes, fixes where it converges.
     """
 
-    extras = Extras.CURVATURE | Extras.SMALLEST
+    extras = Extras.SMALLEST
 
-    def __init__(self, objective: PenalisedNLL, penalty: NDArray, pool: Executor | None):
+    def __init__(self, objective: PenalisedNLL, penalty: NDArray, curvature, pool):
         self.objective, self.penalty, self.pool = objective, penalty, pool
+        self.precondition = self._preconditioner(curvature)
 
     def __call__(self, matrix, intercept, evaluated: Pass) -> tuple[NDArray, float]:
         """The step at ``(matrix, intercept)``, whose pass is ``evaluated``, and its decrement.
@@ -434,7 +443,7 @@ class _NewtonCG:
         (no pass): the polish then stops.
         """
         gradient = _gradient(self.objective, matrix, intercept, evaluated)
-        precondition = self._preconditioner(evaluated.curvature)
+        precondition = self.precondition
         residual = -gradient
         solution = np.zeros_like(gradient)
         conjugate = precondition(residual)
