@@ -368,8 +368,8 @@ def polish(
     below that at its start, so a fit that stopped far from the optimum is never made
     worse; the polish stops when the step is below ``1e-12`` relative to the
     parameters, or after ``_POLISH_STEPS`` steps.  ``fitted.final`` becomes the pass at
-    the polished map.  Measured cost: 2 passes at 3,000 x 4 (29 passes in all instead of
-    27 before the polish), 9 at 50,000 x 1,000 (36 instead of 27; about 1.0 s of 3.4 s).
+    the polished map.  Measured cost: 2 passes at 3,000 x 4 (31 passes in all instead of
+    29 before the polish), 9 at 50,000 x 1,000 (36 instead of 27; about 1.0 s of 3.4 s).
 
     References
     ----------
