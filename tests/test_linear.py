@@ -790,3 +790,20 @@ def test_diagonal_fit_of_shuffled_rows_is_the_same_to_1e_10(config, k, regularis
     )
     assert_allclose(grad_matrix, 0.0, rtol=0, atol=1e-12)
     assert_allclose(grad_intercept, 0.0, rtol=0, atol=1e-12)
+
+
+def test_full_map_fit_with_more_than_181_classes():
+    # From K = 182 a full map's cross products are too large for one-thread stacks (see
+    # ONE_THREAD_PRODUCT) and go as one product per block; the fit raised "range() arg 3
+    # must not be zero" there.  Two iterations suffice to show it runs.
+    k = 182
+    rng = np.random.default_rng(7)
+    labels = rng.permutation(np.arange(k))
+    logits = rng.normal(size=(k, k)) + 3.0 * np.eye(k)[labels]
+    with pytest.warns(UserWarning, match="MatrixScaling did not converge"):
+        model = MatrixScaling(reg_lambda=1e4, reg_mu=1e4, max_iter=2).fit(logits, labels)
+    assert model.coef_.shape == (k, k)
+    prob = model.predict_proba(logits)
+    assert np.all(np.isfinite(prob))
+    assert_allclose(prob.sum(axis=1), 1.0, rtol=1e-12)
+    assert mean_nll(np.log(prob), labels) <= mean_nll(log_softmax(logits, axis=1), labels)

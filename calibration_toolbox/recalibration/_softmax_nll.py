@@ -86,7 +86,7 @@ def add_cross_product(total: NDArray, left: NDArray, right: NDArray) -> None:
     """``total += left.T @ right`` for two (rows, K) blocks."""
     rows = _stack_rows(left.shape[1])
     whole = len(left) - len(left) % rows if rows else 0
-    step = rows * _STACK_GROUP
+    step = rows * _STACK_GROUP or 1  # (no stacked products when rows is 0)
     for start in range(0, whole, step):  # a few groups of products per block
         stop = min(start + step, whole)
         shape = ((stop - start) // rows, rows, left.shape[1])
