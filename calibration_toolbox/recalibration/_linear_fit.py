@@ -21,12 +21,13 @@ from calibration_toolbox.recalibration._preconditioner import Coordinates, white
 from calibration_toolbox.recalibration._softmax_nll import (
     DOUBLE,
     SINGLE,
+    Curvature,
     Extras,
     Pass,
     SoftmaxNLL,
 )
 
-__all__ = ["MapFit", "PenalisedNLL", "canonical", "minimise"]
+__all__ = ["MapFit", "PenalisedNLL", "canonical", "minimise", "polish"]
 
 
 class _Stage(NamedTuple):
@@ -209,6 +210,7 @@ def _run_stage(fun: InCoordinates, start: NDArray, stage: _Stage, tol, iteration
             nit=0,
             success=False,
             message="stopped: the NLL proves the calibration set separable",
+            separated=True,
         )
 
 
@@ -293,6 +295,8 @@ def minimise(
     if not np.array_equal(last_u, result.x) or stage.precision == SINGLE:
         final = nll(matrix, intercept, extras=Extras.SMALLEST, pool=pool)
     fitted = MapFit(matrix, intercept, final, identity, n_iter, result)
+    if nll.diagonal and not result.get("separated", False):
+        fitted = polish(objective, fitted, evaluated.curvature, pool)
     return _no_worse_than_identity(objective, fitted, pool)
 
 
@@ -316,3 +320,179 @@ def _no_worse_than_identity(objective: PenalisedNLL, fitted: MapFit, pool) -> Ma
         final=identity,
         identity=identity,
     )
+
+
+# Newton steps of the polish at most (from where L-BFGS-B stops, 1e-7 to 1e-5 from the
+# optimum, one or two steps reach float64 rounding).
+_POLISH_STEPS = 4
+# The polish stops when its Newton step is below this, relative to the parameters.
+_POLISH_STEP = 1e-12
+# Eigenvalues of the Hessian below this, relative to the largest, count as 0 (the
+# direction b -> b + c 1, along which the unpenalised NLL is flat).
+_SINGULAR = 1e-12
+# Classes up to which a polish pass computes the dense (2K, 2K) Hessian; above, Newton-CG
+# with one pass per Hessian-vector product.  A float64 pass with the dense Hessian cost
+# 1.3x one with the curvature sums at 200,000 x 10, 1.9x at 60,000 x 32 and 7x at 50,000
+# x 100; a float32 Hessian-vector pass 0.65-0.75x, and a Newton-CG step takes 3-5 of them.
+_DENSE_CLASSES = 32
+# Newton-CG: conjugate-gradient iterations at most per step, and the reduction of the
+# preconditioned residual that ends them (1e-6 of an error of 1e-7 is far below 1e-12).
+_CG_STEPS = 20
+_CG_REDUCTION = 1e-6
+
+
+def polish(
+    objective: PenalisedNLL, fitted: MapFit, curvature: Curvature, pool: Executor | None = None
+) -> MapFit:
+    r"""Newton steps from a diagonal map's fit ``fitted`` until the step is negligible.
+
+    L-BFGS-B stops where float64 rounding of the loss hides its progress, about 1e-7
+    relative from the optimum in the parameters (and the fits of the same rows in
+    another order, or over blocks, stop at different points).  Newton's method uses the
+    gradient, which rounding leaves accurate to about 1e-16 relative, and the exact
+    Hessian ``H`` of the NLL in ``theta = (a, b)``:
+
+    .. math::
+
+        \theta \leftarrow \theta - (H + 2 \operatorname{diag}(c, d))^{+} g
+
+    (the penalty's Hessian added exactly; ``+``: the pseudo-inverse, as the unpenalised
+    NLL is flat along ``b -> b + t 1``).  For at most ``_DENSE_CLASSES`` classes one
+    float64 pass gives the loss, the gradient and the dense Hessian
+    (:attr:`Extras.HESSIAN`), so a step costs one pass; above, the system is solved by
+    conjugate gradients preconditioned by the Hessian's (2, 2) blocks of ``(a_k, b_k)``
+    (from ``curvature``, the sums of the last L-BFGS-B stage's first pass), one pass
+    per Hessian-vector product, from ``fitted.final``'s gradient.  Every pass
+    goes through ``objective.nll``, so a fit over blocks or Dask chunks gets the same
+    polish.  A step is kept only when the Newton decrement ``g^T H^+ g`` at its end is
+    below that at its start, so a fit that stopped far from the optimum is never made
+    worse; the polish stops when the step is below ``1e-12`` relative to the
+    parameters, or after ``_POLISH_STEPS`` steps.  ``fitted.final`` becomes the pass at
+    the polished map.  Measured cost: 2 passes at 3,000 x 4 (31 passes in all instead of
+    29 before the polish), 9 at 50,000 x 1,000 (36 instead of 27; about 1.0 s of 3.4 s).
+
+    References
+    ----------
+    Nocedal, J., & Wright, S. J. (2006). Numerical Optimization (2nd ed.), Springer:
+    sections 3.3 (Newton's method) and 7.1 (Newton-CG).
+    """
+    nll = objective.nll
+    penalty = 2 * np.concatenate([objective.penalty_matrix, objective.penalty_intercept])
+    matrix, intercept = fitted.matrix, fitted.intercept
+    if nll.n_classes <= _DENSE_CLASSES:
+        solver = _DenseNewton(objective, penalty)
+        current = nll(matrix, intercept, extras=solver.extras, pool=pool)
+    else:
+        solver = _NewtonCG(objective, penalty, curvature, pool)
+        current = fitted.final  # a float64 pass there, with the smallest probability
+    step, decrement = solver(matrix, intercept, current)
+    for _ in range(_POLISH_STEPS):
+        parameters = np.concatenate([matrix, intercept])
+        if not np.max(np.abs(step)) > _POLISH_STEP * max(1.0, np.max(np.abs(parameters))):
+            break
+        trial = objective.canonical(*np.split(parameters + step, 2))
+        evaluated = nll(*trial, extras=solver.extras, pool=pool)
+        if not np.isfinite(evaluated.loss):
+            break
+        trial_step, trial_decrement = solver(*trial, evaluated)
+        if not trial_decrement < decrement:
+            break
+        (matrix, intercept), current = trial, evaluated
+        step, decrement = trial_step, trial_decrement
+    return fitted._replace(
+        matrix=matrix, intercept=intercept, final=current._replace(hessian=None)
+    )
+
+
+class _DenseNewton:
+    """The Newton step from a pass with the dense Hessian (eigenvalues: a pseudo-inverse)."""
+
+    extras = Extras.HESSIAN | Extras.SMALLEST
+
+    def __init__(self, objective: PenalisedNLL, penalty: NDArray):
+        self.objective, self.penalty = objective, penalty
+
+    def __call__(self, matrix, intercept, evaluated: Pass) -> tuple[NDArray, float]:
+        """The step at ``(matrix, intercept)``, whose pass is ``evaluated``, and its decrement."""
+        gradient = _gradient(self.objective, matrix, intercept, evaluated)
+        values, vectors = np.linalg.eigh(evaluated.hessian + np.diag(self.penalty))
+        kept = values > _SINGULAR * values[-1]
+        projected = vectors[:, kept].T @ gradient
+        step = -(vectors[:, kept] @ (projected / values[kept]))
+        return step, float(projected @ (projected / values[kept]))
+
+
+class _NewtonCG:
+    """The Newton step by preconditioned conjugate gradients, one pass per ``H v``.
+
+    The products are float32 passes (0.16 s against 0.32 s for float64 ones at 50,000 x
+    1,000): an error of 1e-7 relative in ``H v`` only slows the convergence of Newton's
+    method (to a factor of about 1e-7 per step), while the gradient, from float64
+    passes, fixes where it converges.
+    """
+
+    extras = Extras.SMALLEST
+
+    def __init__(self, objective: PenalisedNLL, penalty: NDArray, curvature, pool):
+        self.objective, self.penalty, self.pool = objective, penalty, pool
+        self.precondition = self._preconditioner(curvature)
+
+    def __call__(self, matrix, intercept, evaluated: Pass) -> tuple[NDArray, float]:
+        """The step at ``(matrix, intercept)``, whose pass is ``evaluated``, and its decrement.
+
+        A preconditioned step already below the polish's threshold is returned as it is
+        (no pass): the polish then stops.
+        """
+        gradient = _gradient(self.objective, matrix, intercept, evaluated)
+        precondition = self.precondition
+        residual = -gradient
+        solution = np.zeros_like(gradient)
+        conjugate = precondition(residual)
+        scale = max(1.0, np.max(np.abs(matrix)), np.max(np.abs(intercept)))
+        if not np.max(np.abs(conjugate)) > 0.1 * _POLISH_STEP * scale:
+            return conjugate, float(-gradient @ conjugate)
+        fit = residual @ conjugate
+        first = fit
+        for _ in range(_CG_STEPS):
+            product = self.objective.nll(
+                matrix, intercept, precision=SINGLE, pool=self.pool, direction=conjugate
+            )
+            curved = product.hessian_vector + self.penalty * conjugate
+            length = fit / (conjugate @ curved)
+            if not length > 0:
+                break
+            solution += length * conjugate
+            residual -= length * curved
+            preconditioned = precondition(residual)
+            fit, previous = residual @ preconditioned, fit
+            if not fit > _CG_REDUCTION**2 * first:
+                break
+            conjugate = preconditioned + (fit / previous) * conjugate
+        return solution, float(-gradient @ solution)
+
+    def _preconditioner(self, curvature):
+        """``r -> M^+ r`` for the (2, 2) blocks ``M_k`` of the Hessian in ``(a_k, b_k)``."""
+        n_classes = len(curvature.h0)
+        blocks = np.empty((n_classes, 2, 2))
+        blocks[:, 0, 0] = curvature.h2 + self.penalty[:n_classes]
+        blocks[:, 0, 1] = blocks[:, 1, 0] = curvature.h1
+        blocks[:, 1, 1] = curvature.h0 + self.penalty[n_classes:]
+        inverse = np.linalg.pinv(blocks)
+        # Without a penalty on b the Hessian is singular along b -> b + t 1; keeping the
+        # directions orthogonal to it keeps rounding from growing steps along it.
+        flat = not np.any(self.penalty[n_classes:])
+
+        def precondition(residual: NDArray) -> NDArray:
+            pairs = residual.reshape(2, n_classes).T  # (a_k, b_k)
+            direction = np.einsum("kij,kj->ik", inverse, pairs)
+            if flat:
+                direction[1] -= direction[1].mean()
+            return direction.ravel()
+
+        return precondition
+
+
+def _gradient(objective: PenalisedNLL, matrix, intercept, evaluated: Pass) -> NDArray:
+    """The objective's gradient in ``(a, b)`` at a map whose pass is ``evaluated``."""
+    _, grad_matrix, grad_intercept = objective.total(matrix, intercept, evaluated)
+    return np.concatenate([grad_matrix, grad_intercept])

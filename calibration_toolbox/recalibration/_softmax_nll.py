@@ -5,9 +5,11 @@ weights ``w``, the weighted mean negative log-likelihood of ``softmax(W x_i + b)
 ``softmax(a * x_i + b)`` for a diagonal map) and its gradient in one pass over the rows,
 in row blocks that stay in cache.  On request the same pass also returns the curvature
 moments that the preconditioner is built from (:class:`Curvature`), the map-free feature
-moments (:class:`FeatureMoments`) and the log of the smallest calibrated probability
-(for the separation checks).  A pass computes in float64 or, at about half the cost, in
-float32 (:data:`SINGLE`); the totals are accumulated in float64 either way.
+moments (:class:`FeatureMoments`), the log of the smallest calibrated probability
+(for the separation checks) and, for a diagonal map, the exact Hessian in ``(a, b)`` or
+its product with a direction (for the Newton polish of the fit).  A pass computes in
+float64 or, at about half the cost, in float32 (:data:`SINGLE`); the totals are
+accumulated in float64 either way.
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ def add_cross_product(total: NDArray, left: NDArray, right: NDArray) -> None:
     """``total += left.T @ right`` for two (rows, K) blocks."""
     rows = _stack_rows(left.shape[1])
     whole = len(left) - len(left) % rows if rows else 0
-    step = rows * _STACK_GROUP
+    step = rows * _STACK_GROUP or 1  # (no stacked products when rows is 0)
     for start in range(0, whole, step):  # a few groups of products per block
         stop = min(start + step, whole)
         shape = ((stop - start) // rows, rows, left.shape[1])
@@ -111,6 +113,8 @@ class Extras(enum.Flag):
     MOMENTS = enum.auto()
     #: The log of the smallest calibrated probability (a row minimum per block).
     SMALLEST = enum.auto()
+    #: The exact Hessian of the loss in ``(a, b)`` (diagonal maps only; float64).
+    HESSIAN = enum.auto()
 
 
 class Curvature(NamedTuple):
@@ -144,12 +148,16 @@ class Pass(NamedTuple):
     moments: FeatureMoments | None
     # log of the smallest calibrated probability of any class for any sample.
     log_smallest: float
+    # The (2K, 2K) Hessian in the parameters (a, b) of a diagonal map, if asked for.
+    hessian: NDArray | None = None
+    # The Hessian times the pass's `direction` (2K,), if one was given.
+    hessian_vector: NDArray | None = None
 
 
 class _ChunkSums:
     """One chunk's share of a pass; chunks are added in order, so threads change no bit."""
 
-    def __init__(self, matrix_shape, n_classes: int, extras: Extras):
+    def __init__(self, matrix_shape, n_classes: int, extras: Extras, product: bool = False):
         self.normaliser = 0.0  # sum_i w_i (m_i + log Z_i)
         self.grad_matrix = np.zeros(matrix_shape)
         self.grad_intercept = np.zeros(n_classes)
@@ -162,6 +170,10 @@ class _ChunkSums:
         if Extras.MOMENTS in extras:
             self.moments = FeatureMoments(np.zeros(n_classes), np.zeros(n_classes))
         self.log_smallest = 0.0 if Extras.SMALLEST in extras else np.nan
+        self.hessian = (
+            np.zeros((2 * n_classes, 2 * n_classes)) if Extras.HESSIAN in extras else None
+        )
+        self.hessian_vector = np.zeros(2 * n_classes) if product else None
 
     def add(self, other: _ChunkSums) -> None:
         self.normaliser += other.normaliser
@@ -171,6 +183,12 @@ class _ChunkSums:
             for total, more in zip(mine or (), theirs or (), strict=True):
                 total += more
         self.log_smallest = min(self.log_smallest, other.log_smallest)
+        for total, more in (
+            (self.hessian, other.hessian),
+            (self.hessian_vector, other.hessian_vector),
+        ):
+            if total is not None:
+                total += more
 
 
 class SoftmaxNLL:
@@ -238,13 +256,15 @@ class SoftmaxNLL:
         precision: np.dtype = DOUBLE,
         extras: Extras = Extras.NONE,
         pool: Executor | None = None,
+        direction: NDArray | None = None,
     ) -> Pass:
         """Loss, gradient and ``extras`` at the map ``(matrix, intercept)`` in one pass.
 
         The rows are split into a fixed number of chunks (see
         ``_rows.THREAD_CHUNK_ELEMENTS``), which ``pool`` (an executor, when given) processes
         in parallel and whose sums are added in order, so the result does not depend on
-        ``pool``.
+        ``pool``.  With ``direction`` (``(da, db)``, (2K,), a diagonal map only) the pass
+        also returns the Hessian times it (:func:`_add_hessian_vector`).
         """
         self.passes += 1
         chunk = functools.partial(
@@ -253,6 +273,7 @@ class SoftmaxNLL:
             work_matrix=matrix.astype(precision),
             work_intercept=intercept.astype(precision),
             extras=extras,
+            direction=None if direction is None else direction.astype(precision),
         )
         mapped = pool.map if pool is not None else map
         parts = list(mapped(chunk, self.chunks))
@@ -273,15 +294,19 @@ class SoftmaxNLL:
             sums.curvature,
             sums.moments,
             sums.log_smallest,
+            sums.hessian,
+            sums.hessian_vector,
         )
 
     def rows_per_block(self, n_rows: int) -> int:
         """Rows per block of a pass (at most ``n_rows``)."""
         return min(n_rows, block_rows(self.n_classes, self.block_elements))
 
-    def _chunk(self, chunk: slice, dtype, work_matrix, work_intercept, extras) -> _ChunkSums:
+    def _chunk(
+        self, chunk: slice, dtype, work_matrix, work_intercept, extras, direction
+    ) -> _ChunkSums:
         """One chunk's share of a pass."""
-        sums = _ChunkSums(work_matrix.shape, self.n_classes, extras)
+        sums = _ChunkSums(work_matrix.shape, self.n_classes, extras, direction is not None)
         smallest = Extras.SMALLEST in extras
         buffer = np.empty((self.rows_per_block(chunk.stop - chunk.start), self.n_classes), dtype)
         float32_extras = bool(extras & (Extras.CURVATURE | Extras.MOMENTS))
@@ -306,6 +331,8 @@ class SoftmaxNLL:
             sums.normaliser += float(np.dot(row_weight, top + log_total))
             if float32_extras:
                 self._add_float32_extras(sums, rows, scores, total, spread, complement)
+            if sums.hessian is not None or direction is not None:
+                _add_second_order(sums, block, scores, total, row_weight, direction)
             # Each row's softmax times its weight is scores * scale.
             scale = (row_weight / total).astype(dtype)
             if self.diagonal:
@@ -364,3 +391,63 @@ class SoftmaxNLL:
             first, second = sums.moments
             first += np.einsum("i,ik->k", work_weight, single_block)
             second += np.einsum("i,ik,ik->k", work_weight, single_block, single_block)
+
+
+def _add_second_order(sums: _ChunkSums, block, exps, total, row_weight, direction) -> None:
+    """Add a block's share of the Hessian and of the Hessian times ``direction``.
+
+    ``exps`` holds ``exp(s - m)`` and ``total`` its row sums.
+    """
+    if sums.hessian is not None:
+        _add_hessian(sums.hessian, block, exps / total[:, None], row_weight)
+    if direction is not None:
+        _add_hessian_vector(sums.hessian_vector, block, exps, total, row_weight, direction)
+
+
+def _add_hessian_vector(product: NDArray, block, exps, total, row_weight, direction) -> None:
+    r"""Add a block's share of ``H v`` (see :func:`_add_hessian`) for ``v = (da, db)``.
+
+    With the change of the scores ``t_i = J_i v = x_i * da + db`` and ``u_i = (diag p_i -
+    p_i p_i^T) t_i = p_i (t_i - p_i . t_i)``, ``H v = sum_i w_i J_i^T u_i = (sum_i w_i x_i
+    u_i, sum_i w_i u_i)``: about one pass's arithmetic, no (K, K) product.  ``p_i =
+    e_i / Z_i`` with ``exps`` ``e`` and ``total`` ``Z``; the ``1 / Z_i`` goes into the row
+    weights (no division of the block), and the arithmetic is in ``exps``'s precision
+    (``direction`` is cast to it).
+    """
+    n_classes = block.shape[1]
+    change = np.multiply(block, direction[:n_classes], dtype=exps.dtype)
+    change += direction[n_classes:]
+    mean = np.einsum("ik,ik->i", exps, change) / total
+    change -= mean[:, None]
+    change *= exps
+    scale = (row_weight / total).astype(exps.dtype)
+    product[n_classes:] += scale @ change
+    change *= block
+    product[:n_classes] += scale @ change
+
+
+def _add_hessian(hessian: NDArray, block: NDArray, prob: NDArray, row_weight: NDArray) -> None:
+    r"""Add a block's share of the Hessian of the NLL of ``softmax(a * x + b)`` in ``(a, b)``.
+
+    Row ``i``'s scores ``s_i = a * x_i + b`` have the Jacobian ``J_i = [diag(x_i), I]`` in
+    ``(a, b)`` and the NLL's Hessian in the scores is ``diag(p_i) - p_i p_i^T``, so
+
+    .. math::
+
+        H = \sum_i w_i J_i^T (\operatorname{diag} p_i - p_i p_i^T) J_i
+          = \begin{pmatrix} D(w x^2 p) & D(w x p) \\ D(w x p) & D(w p) \end{pmatrix}
+            - \sum_i w_i q_i q_i^T, \qquad q_i = J_i^T p_i = (x_i p_i, p_i),
+
+    with ``D(v)`` the diagonal matrix of the column sums of ``v``.  One product
+    ``(rows, 2K)^T (rows, 2K)`` per block, in one-thread pieces (:func:`add_cross_product`).
+    """
+    n_classes = block.shape[1]
+    scaled = block * prob  # x p
+    stacked = np.concatenate([scaled, prob], axis=1)
+    add_cross_product(hessian, stacked * -row_weight[:, None], stacked)
+    index = np.arange(n_classes)
+    hessian[index, index] += row_weight @ (scaled * block)
+    cross = row_weight @ scaled
+    hessian[index, index + n_classes] += cross
+    hessian[index + n_classes, index] += cross
+    hessian[index + n_classes, index + n_classes] += row_weight @ prob

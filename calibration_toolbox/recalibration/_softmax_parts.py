@@ -7,8 +7,9 @@ the blocks of a source read again for every pass, or the row chunks of Dask arra
 reduced in the workers.  Each part's pass is that of a ``SoftmaxNLL`` of the part, a
 weighted mean over its rows; the parts' means weighted by their total weights ``W_b``
 add up to the mean over all rows, ``sum_b W_b mean_b / sum_b W_b``, for the loss, the
-gradient, the curvature and the feature moments alike (the smallest log-probability is a
-minimum).  So a pass over parts is the in-memory pass up to the order of the additions.
+gradient, the curvature, the Hessian (or its product with a direction) and the feature
+moments alike (the smallest log-probability is a minimum).  So a pass over parts is the
+in-memory pass up to the order of the additions.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class Share:
     """
 
     def __init__(self, weight: float, values: tuple, log_smallest: float):
-        # values: loss, gradient (matrix, intercept), then the curvature and moments or None.
+        # values: loss, gradient (matrix, intercept), then the curvature, moments and
+        # Hessian or None.
         self.weight, self.values, self.log_smallest = weight, values, log_smallest
 
     @classmethod
@@ -50,6 +52,8 @@ class Share:
             evaluated.grad_intercept * weight,
             None if evaluated.curvature is None else [a * weight for a in evaluated.curvature],
             None if evaluated.moments is None else [a * weight for a in evaluated.moments],
+            None if evaluated.hessian is None else evaluated.hessian * weight,
+            None if evaluated.hessian_vector is None else evaluated.hessian_vector * weight,
         )
         return cls(weight, values, evaluated.log_smallest)
 
@@ -67,7 +71,7 @@ class Share:
 
     def mean(self) -> Pass:
         """The pass over every part: the shares' sum over the total weight."""
-        loss, grad_matrix, grad_intercept, curvature, moments = (
+        loss, grad_matrix, grad_intercept, curvature, moments, hessian, product = (
             None if value is None else _divided(value, self.weight) for value in self.values
         )
         return Pass(
@@ -77,6 +81,8 @@ class Share:
             None if curvature is None else Curvature(*curvature),
             None if moments is None else FeatureMoments(*moments),
             self.log_smallest,
+            hessian,
+            product,
         )
 
 
@@ -90,11 +96,14 @@ def _divided(value, weight: float):
     return [a / weight for a in value] if isinstance(value, list) else value / weight
 
 
-def part_pass(features, labels, weights, *, matrix, intercept, precision, extras) -> Share:
+def part_pass(
+    features, labels, weights, *, matrix, intercept, precision, extras, direction
+) -> Share:
     """The :class:`Share` of one part at the map ``(matrix, intercept)``."""
     nll = SoftmaxNLL(features, labels, weights, diagonal=True)
     weight = float(len(labels) if weights is None else weights.sum())
-    return Share.of(nll(matrix, intercept, precision=precision, extras=extras), weight)
+    evaluated = nll(matrix, intercept, precision=precision, extras=extras, direction=direction)
+    return Share.of(evaluated, weight)
 
 
 class RowCounts(NamedTuple):
@@ -160,10 +169,16 @@ class PartsNLL:
         precision: np.dtype = DOUBLE,
         extras: Extras = Extras.NONE,
         pool=None,
+        direction: NDArray | None = None,
     ) -> Pass:
         """Loss, gradient and ``extras`` at ``(matrix, intercept)``: one pass over the parts."""
         self.passes += 1
         function = functools.partial(
-            part_pass, matrix=matrix, intercept=intercept, precision=precision, extras=extras
+            part_pass,
+            matrix=matrix,
+            intercept=intercept,
+            precision=precision,
+            extras=extras,
+            direction=direction,
         )
         return self.reduce(function).mean()
