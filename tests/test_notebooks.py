@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,16 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # Strings that would tie a notebook to one machine: the checkout's own folders, a home or
 # temporary directory, an installed package's path (a warning's source line shows one).
-MACHINE_PATHS = (str(ROOT.parent), "/tmp/", "/home/", "/root/", "site-packages", sys.prefix)
+# The folders of this machine that a stored notebook must not name: beside the checkout,
+# the temporary folder, the home folders, the interpreter's.
+MACHINE_PATHS = (
+    str(ROOT.parent),
+    tempfile.gettempdir(),
+    str(Path.home()),
+    "/home/",
+    "site-packages",
+    sys.prefix,
+)
 
 
 def test_the_three_tutorials_are_there():
