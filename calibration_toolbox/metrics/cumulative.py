@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._rows import SORT_CHUNK_ELEMENTS, row_blocks
 from calibration_toolbox.binning import adaptive_edges, sort_rows_with_flags
 from calibration_toolbox.metrics.gce import GCE
@@ -221,10 +222,7 @@ _SHARED_SETS = r"""
 """
 
 
-def _shared_docstring(function):
-    function.__doc__ = function.__doc__.replace("    {parameters}\n", _SHARED_PARAMETERS)
-    function.__doc__ = function.__doc__.replace("    {sets}\n", _SHARED_SETS)
-    return function
+_shared_docstring = with_fragments({"{parameters}": _SHARED_PARAMETERS, "{sets}": _SHARED_SETS})
 
 
 @iv.accepts_classes

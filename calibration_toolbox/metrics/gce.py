@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _dask
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._rows import (
     ALL_ENTRIES_BLOCK_ELEMENTS,
     BINNING_BATCH_ENTRIES,
@@ -138,13 +139,7 @@ _DOC_FRAGMENTS = {
 }
 
 
-def _shared_docstring(function):
-    """Replace the tokens of ``_DOC_FRAGMENTS`` in ``function.__doc__``."""
-    doc = function.__doc__
-    for token, text in _DOC_FRAGMENTS.items():
-        doc = doc.replace(f"    {token}\n", text)
-    function.__doc__ = doc
-    return function
+_shared_docstring = with_fragments(_DOC_FRAGMENTS)
 
 
 @dataclass(frozen=True)
