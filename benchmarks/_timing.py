@@ -3,6 +3,7 @@ repository root)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import tracemalloc
 
@@ -56,3 +57,21 @@ def peak_memory(function) -> int:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return peak
+
+
+@contextlib.contextmanager
+def local_cluster(n_workers: int):
+    """A ``distributed.LocalCluster`` of ``n_workers`` one-thread processes, its client the
+    scheduler of every Dask computation inside the block (the dashboard on a free port: the
+    default one may be taken on a shared machine)."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as client,
+        dask.config.set(scheduler=client.get),
+    ):
+        yield client

@@ -17,7 +17,7 @@ import argparse
 import time
 
 import numpy as np
-from _timing import median_time
+from _timing import local_cluster, median_time
 
 from calibration_toolbox import TemperatureScaling
 
@@ -33,16 +33,9 @@ def lazy_problem(rows: int, n_classes: int = 10):
 
 
 def on_cluster(rows: int, n_workers: int, repeat: int) -> TemperatureScaling:
-    import dask
-    from distributed import Client, LocalCluster, wait
+    from distributed import wait
 
-    with (
-        LocalCluster(
-            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        Client(cluster) as client,
-        dask.config.set(scheduler=client.get),
-    ):
+    with local_cluster(n_workers) as client:
         start = time.perf_counter()
         logits, labels = client.persist(lazy_problem(rows))
         wait([logits, labels])

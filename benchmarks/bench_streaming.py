@@ -19,7 +19,7 @@ import argparse
 import time
 
 import numpy as np
-from _timing import median_time
+from _timing import local_cluster, median_time
 from scipy.special import softmax
 
 from calibration_toolbox import (
@@ -76,18 +76,9 @@ def lazy_problem(rows: int):
 
 
 def on_cluster(rows: int, n_workers: int, repeat: int) -> dict[str, float]:
-    import dask
-    from distributed import Client, LocalCluster
-
     prob, labels = lazy_problem(rows)
     metrics = {"ECE": ECE, "SCE": SCE, "brier_score": brier_score}
-    with (
-        LocalCluster(
-            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        Client(cluster) as client,
-        dask.config.set(scheduler=client.get),
-    ):
+    with local_cluster(n_workers):
         values = {name: metric(prob, labels) for name, metric in metrics.items()}  # warm-up
         times = {
             name: median_time(lambda metric=metric: metric(prob, labels), repeat)
