@@ -71,6 +71,51 @@ def _describe(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _from_tensor(value: object) -> object:
+    """A PyTorch tensor as NumPy reads it: detached, on the CPU, bfloat16 widened to float32.
+
+    ``np.asarray`` goes through ``Tensor.__array__``, which raises for a tensor that requires
+    grad (``RuntimeError``) and for bfloat16, the usual dtype of an LLM's logits (NumPy has
+    no such type); bfloat16 values are exactly float32 values.  Anything else is returned as
+    it is (torch is never imported here).
+    """
+    if not type(value).__module__.startswith("torch") or not hasattr(value, "detach"):
+        return value
+    tensor = value.detach().cpu()
+    if str(tensor.dtype) == "torch.bfloat16":
+        tensor = tensor.float()
+    return tensor.numpy()
+
+
+def _widened_extension_type(array: NDArray) -> NDArray:
+    """An array of an extension float type (JAX's bfloat16, float8) as float32.
+
+    Such dtypes (``ml_dtypes``) are no NumPy number, but cast safely to float32; a
+    structured or plain void array does not, and is refused by the caller.
+    """
+    if array.dtype.fields is None and np.can_cast(array.dtype, np.float32):
+        return array.astype(np.float32)
+    return array
+
+
+def _as_numpy(value: object) -> NDArray:
+    """``np.asarray`` of a value, tensors of array libraries included (no checks)."""
+    array = np.asarray(_from_tensor(value))
+    if array.dtype.kind in "Vf" and not np.issubdtype(array.dtype, np.number):
+        array = _widened_extension_type(array)
+    return array
+
+
+def _raw_records_hint(array: NDArray) -> str:
+    """Advice for raw 1- or 2-byte records: bfloat16 or float8 saved without their type."""
+    if array.dtype.kind != "V" or array.dtype.fields is not None or array.itemsize > 2:
+        return ""
+    return (
+        " NumPy saves bfloat16 and float8 arrays (JAX, ml_dtypes) as raw records like these,"
+        " which nothing can read back as numbers: cast them to float32 before saving."
+    )
+
+
 def _as_real_array(value: ArrayLike, name: str) -> NDArray:
     """``np.asarray`` with a clear error for ragged, complex, string or object input."""
     if isinstance(value, Scores):
@@ -83,11 +128,14 @@ def _as_real_array(value: ArrayLike, name: str) -> NDArray:
     if is_dask_array(value):  # np.asarray would compute it all on the client
         raise dask_refusal(name)
     try:
-        array = np.asarray(value)
+        array = _as_numpy(value)
     except (ValueError, TypeError) as exc:  # ragged nested lists
         raise ValueError(f"`{name}` must be a rectangular numeric array; {exc}") from None
     if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-        raise TypeError(f"`{name}` must hold real numbers; got an array of dtype {array.dtype}.")
+        raise TypeError(
+            f"`{name}` must hold real numbers; got an array of dtype {array.dtype}."
+            + _raw_records_hint(array)
+        )
     if np.issubdtype(array.dtype, np.complexfloating):
         raise TypeError(f"`{name}` must hold real numbers; got an array of dtype {array.dtype}.")
     return array
@@ -224,11 +272,57 @@ def check_predictions(
         labels = _NamedLabels(labels, classes)
     if isinstance(prob, Scores):
         return _checked_pairs(prob, labels, logits, renormalize)
-    if top_label:
-        prob = _refuse_one_column(prob, logits)
-    array, tolerance = _probability_rows(prob, logits, renormalize, "prob")
-    pending = PendingPredictions(array, check_labels(labels, *array.shape), tolerance)
+    try:
+        if top_label:
+            prob = _refuse_one_column(prob, logits)
+        array, tolerance = _probability_rows(prob, logits, renormalize, "prob")
+        pending = PendingPredictions(array, check_labels(labels, *array.shape), tolerance)
+    except (TypeError, ValueError):
+        _refuse_swapped(prob, labels)
+        raise
     return pending if defer_scan else pending.checked(top_label)
+
+
+def _refuse_swapped(prob: ArrayLike, labels: ArrayLike) -> None:
+    """Raise when ``prob`` looks like labels and ``labels`` like predictions.
+
+    Only called once the checks have failed, so the usual call pays nothing: whole numbers,
+    one per row, as ``prob``, beside a probability matrix (or binary probabilities that are
+    not whole numbers) of the same length as ``labels`` is scikit-learn's order
+    ``f(y_true, y_prob)``.
+    """
+    if isinstance(labels, _NamedLabels):
+        return
+    try:
+        given, other = _as_numpy(prob), _as_numpy(labels)
+    except (TypeError, ValueError):
+        return
+    if not (_one_whole_number_per_row(given) and len(other) == len(given)):
+        return
+    if _looks_like_predictions(other):
+        raise ValueError(
+            f"`prob` and `labels` look swapped: `prob` holds whole numbers of shape "
+            f"{given.shape}, as class labels do, and `labels` holds probabilities of shape "
+            f"{other.shape}. The metrics take (prob, labels); scikit-learn's take (y_true, "
+            "y_prob): pass the predictions first."
+        )
+
+
+def _one_whole_number_per_row(array: NDArray) -> bool:
+    """Whether ``array`` is one finite whole number per row: what labels look like."""
+    one_column = array.ndim == 1 or (array.ndim == 2 and array.shape[1] == 1)
+    if not one_column or array.size == 0 or array.dtype.kind not in "biuf":
+        return False
+    return bool(np.isfinite(array).all() and (array == np.round(array)).all())
+
+
+def _looks_like_predictions(array: NDArray) -> bool:
+    """Whether ``array`` is a probability matrix, or binary probabilities not all whole."""
+    if array.dtype.kind != "f" or array.size == 0:
+        return array.ndim == 2 and array.shape[1] >= 2 and array.dtype.kind in "biuf"
+    if array.ndim == 2 and array.shape[1] >= 2:
+        return True
+    return array.ndim == 1 and not _one_whole_number_per_row(array)
 
 
 def checks_after_values(checked: Predictions | Pairs | PendingPredictions, checks):
@@ -559,7 +653,10 @@ def check_labels(
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1:
-        raise ValueError(f"`{name}` must be a 1-D array of {kind}; got shape {array.shape}.")
+        raise ValueError(
+            f"`{name}` must be a 1-D array of {kind}; got shape {array.shape}."
+            + _one_hot_hint(array, name)
+        )
     if array.shape[0] != n_samples:
         raise ValueError(
             f"`{name}` must have one entry per row of the predictions ({n_samples}); "
@@ -576,6 +673,15 @@ def check_labels(
             f"`{name}` must lie in [0, {n_classes - 1}] for {n_classes} classes; got {bad!r}."
         )
     return array.astype(np.intp, copy=False)
+
+
+def _one_hot_hint(array: NDArray, name: str) -> str:
+    """Advice for one-hot labels (one 1 per row, zeros elsewhere), else nothing."""
+    if array.ndim != 2 or array.size == 0 or array.dtype.kind not in "biuf":
+        return ""
+    if not (((array == 0) | (array == 1)).all() and (array.sum(axis=1) == 1).all()):
+        return ""
+    return f" One-hot labels: pass {name}.argmax(axis=1), the index of each row's 1."
 
 
 def _label_indices(
