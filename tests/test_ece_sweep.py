@@ -246,3 +246,15 @@ def test_bad_rule():
         ECESweep(Scores([0.2, 0.7]), [0, 1], rule="first")
     with pytest.raises(TypeError, match="`rule` must be 'roelofs' or 'largest'"):
         ECESweep(Scores([0.2, 0.7]), [0, 1], rule=1)
+
+
+def test_stable_order_of_float32_scores_is_the_stable_argsort():
+    rng = np.random.default_rng(7)
+    scores = np.round(rng.random(5000), 2).astype(np.float32)  # many ties
+    scores[:3] = [-0.0, 0.0, 1.0]
+    assert_array_equal(cumulative._stable_order(scores), np.argsort(scores, kind="stable"))
+    as_float64 = scores.astype(np.float64)
+    assert_array_equal(cumulative._stable_order(as_float64), np.argsort(scores, kind="stable"))
+    # float32 confidences of a real file sort as their float64 cast
+    prob, labels = load_real("wideresnet-16-4-cifar-10")
+    assert ECESweep(prob, labels) == ECESweep(prob.astype(np.float64), labels)

@@ -376,6 +376,22 @@ class ECESweepResult:
         return self.value
 
 
+def _stable_order(scores: NDArray) -> NDArray:
+    """``np.argsort(scores, kind="stable")`` of scores in [0, 1].
+
+    float32 scores and their row numbers are packed in one uint64 key (the bit patterns of
+    non-negative floats sort as integers) and sorted by NumPy's plain sort: on 50,000 real
+    float32 confidences 1.7 ms against 3.7 ms for the stable argsort (np.sort: 1.0 ms).
+    """
+    if scores.dtype != np.float32 or len(scores) >= 1 << 32:
+        return np.argsort(scores, kind="stable")
+    keys = (scores + np.float32(0.0)).view(np.uint32).astype(np.uint64)  # -0.0 becomes 0.0
+    keys <<= np.uint64(32)
+    keys |= np.arange(len(scores), dtype=np.uint64)
+    keys.sort()
+    return (keys & np.uint64(0xFFFFFFFF)).astype(np.intp)
+
+
 class _SortedPairs:
     """The positive-weight (score, target) pairs sorted by score, with cumulative sums.
 
@@ -387,17 +403,23 @@ class _SortedPairs:
         if weights is not None:
             positive = weights > 0  # the engine's equal-mass bins ignore them too
             scores, targets, weights = scores[positive], targets[positive], weights[positive]
-        order = np.argsort(scores, kind="stable")
+        order = _stable_order(scores)
         # float64 once, so that every search below compares as the engine does (float64
         # edges) without a per-search cast of the scores.
         self.scores = scores[order].astype(np.float64)
         self.targets = targets[order]
-        row_weights = np.ones(len(order)) if weights is None else weights[order]
-        self.inclusive_weight = None if weights is None else np.cumsum(row_weights)
-        self.weight = np.concatenate([[0.0], np.cumsum(row_weights)])
-        self.weighted_targets = row_weights * self.targets
-        self.target = np.concatenate([[0.0], np.cumsum(self.weighted_targets)])
-        self.weighted_scores = row_weights * self.scores
+        # the weighted sums (unit weights: the counts 0, 1, ..., n and the plain values)
+        self.inclusive_weight = None
+        self.weighted_scores, self.weighted_targets = self.scores, self.targets.astype(float)
+        self.weight = np.arange(len(order) + 1, dtype=np.float64)
+        if weights is not None:
+            row_weights = weights[order]
+            self.inclusive_weight = np.cumsum(row_weights)
+            self.weight[1:] = self.inclusive_weight
+            self.weighted_scores = row_weights * self.scores
+            self.weighted_targets *= row_weights
+        self.target = np.zeros(len(order) + 1)
+        np.cumsum(self.weighted_targets, out=self.target[1:])
 
     def first_rows(self, n_bins: int, adaptive_bins: bool) -> NDArray:
         """Sorted position of the first row of bins 1 .. n_bins - 1 (the engine's rule)."""
