@@ -616,7 +616,9 @@ def ECESweep(
     compared in float64 (the authors' equal-width rule multiplies in the scores' dtype, so
     on float32 input a score within float32 rounding of an edge :math:`j/b` can fall on
     the other side).  The sweep examines several counts per vectorised step; its cost is
-    :math:`O(N \log N + b^{*2})` (targets that never decrease in score order make every
+    :math:`O(N \log N + b^{*2} \log N)`: milliseconds at the few tens of bins of real
+    models, but 5.5 s for 100,000 nearly separable scores that stay monotone up to 5,263
+    bins (``max_bins`` bounds it; targets that never decrease in score order make every
     count monotone and are recognised at once).
 
     Not to be confused with a plain ECE at a fixed bin count (``ECE``, ``GCE``), nor with
