@@ -543,8 +543,14 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
     gradient from ``W = I, b = 0``.  ``reg_lambda = reg_mu = 0`` is the plain
     maximum-likelihood fit, which over-fits easily: ``K (K + 1)`` parameters.  Kull et al.
     choose ``lambda`` and ``mu`` by cross-validation on the calibration set.  Their
-    package ``dirichletcal`` uses the same penalty with ``reg_norm=True, ref_row=False``
-    (its default sums instead of averaging).  With far more parameters than samples and a
+    package ``dirichletcal`` uses the same penalty with ``reg_norm=True, ref_row=False``.
+    Its defaults differ twice: ``reg_norm=False`` sums instead of averaging, and
+    ``ref_row=True`` subtracts the last row of ``[W | b]`` from every row before the
+    likelihood and the penalty, pinning that row at 0: the likelihood is unchanged (adding
+    one row to all rows leaves the softmax alone) but the penalty falls on
+    ``W_kj - W_Kj`` and ``b_k - b_K``, so the penalised map is another one (even its
+    identity start, rows ``e_k - e_K``, has K - 1 penalised entries -1 in the last
+    column).  With far more parameters than samples and a
     weak penalty (K = 100, 5,000 samples, ``lambda`` of order 1) the optimum is poorly
     conditioned and L-BFGS-B needs hundreds of iterations; ``lambda`` of order
     ``1e3``-``1e4`` both fits faster and generalises better there.
