@@ -47,6 +47,12 @@ __all__ = ["HistogramBinning", "IsotonicCalibration"]
 
 _MODES = ("one-vs-rest", "top-label")
 _OUT_OF_BOUNDS = ("clip", "raise")
+# Scores and breakpoints are multiplied by 2**64 before `np.interp`, which divides by the gap
+# between two breakpoints: a gap of 1e-310 (a subnormal) made that slope overflow to inf and
+# the prediction inf (scikit-learn's issue #10903).  Scaled, the smallest gap (2**-1074) is
+# 2**-1010, so every slope stays below 2**1010; a power of two scales exactly, so every other
+# prediction is bit for bit what it was.
+_INTERPOLATION_SCALE = 2.0**64
 
 
 def _problem_scores(prob: NDArray, mode: str) -> NDArray:
@@ -119,9 +125,10 @@ def _top_label_probs(calibrated: NDArray, prob: NDArray) -> NDArray:
         block[index, prediction] = 0.0
         rest = np.einsum("ij->i", block)
         remaining = 1.0 - calibrated[rows]
-        scale = np.zeros(len(block))
-        np.divide(remaining, rest, out=scale, where=rest > 0)
-        block *= scale[:, None]
+        # Each share p_k / rest <= 1 first, then times 1 - g(c): the ratio (1 - g(c)) / rest
+        # overflowed to inf where the rest is subnormal (a confidence of 1 - 5e-324).
+        np.divide(block, rest[:, None], out=block, where=rest[:, None] > 0)
+        block *= remaining[:, None]
         no_rest = np.flatnonzero(rest <= 0)
         block[no_rest] = (remaining[no_rest] / (n_classes - 1))[:, None]
         block[index, prediction] = calibrated[rows]
@@ -284,7 +291,11 @@ class IsotonicCalibration(Recalibrator):
     Leeuw's secondary method, as scikit-learn does).  Between the calibration scores ``g``
     is interpolated linearly between consecutive fitted points, and outside
     ``[min s_i, max s_i]`` it is the value at the nearest end (``out_of_bounds='clip'``):
-    the same function as ``sklearn.isotonic.IsotonicRegression(out_of_bounds='clip')``.
+    the same function as ``sklearn.isotonic.IsotonicRegression(out_of_bounds='clip')``,
+    except on scores less than ``1e-15`` apart: scikit-learn pools a score less than its
+    ``np.finfo(float).resolution`` above the first of a group as a tie, where here only
+    equal scores are ties and the map between two fitted points however close (1e-320 and
+    1e-310, say) is the straight line between them, computed without overflow.
 
     Modes:
 
@@ -405,7 +416,11 @@ class IsotonicCalibration(Recalibrator):
                 if mode != "top-label":
                     where += f" {problem + 1 if prob.shape[1] == 2 else problem}"
                 _out_of_range(column, knots, where)
-            columns[:, problem] = np.interp(column, knots, self.breakpoint_values_[run])
+            columns[:, problem] = np.interp(
+                column * _INTERPOLATION_SCALE,
+                knots * _INTERPOLATION_SCALE,
+                self.breakpoint_values_[run],
+            )
         return _combine(columns, prob, mode)
 
 
