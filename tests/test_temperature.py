@@ -119,15 +119,18 @@ def test_uninformative_logits_warn_at_the_upper_bound():
 
 INFINITE_OPTIMUM = "largest as T -> inf, where every prediction is uniform"
 TIED = "tied within every calibration row"
+LOOK_LIKE_PROBABILITIES = "`X` is taken as logits, but every row is a probability vector"
 
 
 @pytest.mark.parametrize("method", [TemperatureScaling, EnsembleTemperatureScaling])
 def test_optimum_at_infinite_temperature_is_bounded(method):
     # f'(beta = 0) is exactly 0: the likelihood is largest at beta = 0, T = inf (this raised
     # ZeroDivisionError while the warning was written).
+    # (These logits are also probability vectors, which warns too.)
     logits, labels = np.array([[0.6, 0.4]] * 10), np.array([0] * 5 + [1] * 5)
-    with pytest.warns(UserWarning, match=INFINITE_OPTIMUM):
-        fitted = method().fit(logits, labels)
+    with pytest.warns(UserWarning, match=LOOK_LIKE_PROBABILITIES):
+        with pytest.warns(UserWarning, match=INFINITE_OPTIMUM):
+            fitted = method().fit(logits, labels)
     assert fitted.temperature_ == 1e4
     probs = fitted.predict_proba(logits)
     assert np.isfinite(probs).all()

@@ -74,11 +74,12 @@ def _problem_positives(prob: NDArray, labels: NDArray, mode: str) -> NDArray:
 
 
 def _fit_inputs(
-    X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, mode: str, name: str
+    estimator: Recalibrator, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, mode: str
 ) -> tuple[NDArray, NDArray, NDArray | None, int]:
     """Validate, drop zero-weight rows and warn about classes absent from ``y``."""
+    name = type(estimator).__name__
     prob = iv.check_prob(X, name="X")
-    labels = iv.check_labels(y, *prob.shape, name="y")
+    labels = estimator._fit_labels(y, *prob.shape)
     weights = iv.check_sample_weight(sample_weight, len(prob))
     if weights is not None and not weights.all():
         keep = weights > 0
@@ -324,6 +325,12 @@ class IsotonicCalibration(Recalibrator):
         Scores outside the range seen in ``fit`` get the value at the nearest end
         (``'clip'``) or raise a ``ValueError`` (``'raise'``).
 
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names
+        (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
+        Saved with the fitted state.  Default: ``y`` holds column indices (as it does in
+        ``fit_blocks`` and on Dask arrays).
+
     Attributes
     ----------
     breakpoints_ : ndarray of float64
@@ -378,9 +385,16 @@ class IsotonicCalibration(Recalibrator):
         one_map = state["mode_"] == "top-label" or n_classes == 2
         return {"G": 1 if one_map else n_classes}
 
-    def __init__(self, mode: str = "one-vs-rest", out_of_bounds: str = "clip"):
+    def __init__(
+        self,
+        mode: str = "one-vs-rest",
+        out_of_bounds: str = "clip",
+        *,
+        classes: ArrayLike | None = None,
+    ):
         self.mode = mode
         self.out_of_bounds = out_of_bounds
+        self.classes = classes
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
@@ -388,9 +402,7 @@ class IsotonicCalibration(Recalibrator):
         """Fit on calibration probabilities ``X`` (N, K) or (N,) and labels ``y`` (N,)."""
         params = self._checked_params()
         mode = params["mode"]
-        scores, positive, weights, n_classes = _fit_inputs(
-            X, y, sample_weight, mode, type(self).__name__
-        )
+        scores, positive, weights, n_classes = _fit_inputs(self, X, y, sample_weight, mode)
         breakpoints, values, offsets = _isotonic_breakpoints(scores, positive, weights)
         self.breakpoints_ = breakpoints
         self.breakpoint_values_ = values
@@ -532,6 +544,12 @@ class HistogramBinning(Recalibrator):
     adaptive_bins : bool, default False
         Equal-mass bins instead of equal-width ones; ``bins`` must then be an integer.
 
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names
+        (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
+        Saved with the fitted state.  Default: ``y`` holds column indices (as it does in
+        ``fit_blocks`` and on Dask arrays).
+
     Attributes
     ----------
     bin_edges_ : ndarray of float64, shape (G, B + 1)
@@ -581,9 +599,16 @@ class HistogramBinning(Recalibrator):
         n_classes = state["n_classes_"]
         return {"G": 1 if n_classes == 2 else n_classes}
 
-    def __init__(self, bins: int | ArrayLike = 15, adaptive_bins: bool = False):
+    def __init__(
+        self,
+        bins: int | ArrayLike = 15,
+        adaptive_bins: bool = False,
+        *,
+        classes: ArrayLike | None = None,
+    ):
         self.bins = bins
         self.adaptive_bins = adaptive_bins
+        self.classes = classes
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
@@ -594,7 +619,7 @@ class HistogramBinning(Recalibrator):
         if adaptive:
             iv.check_bins(self.bins, adaptive_bins=True)  # a number of bins, not edges
         scores, positive, weights, n_classes = _fit_inputs(
-            X, y, sample_weight, "one-vs-rest", type(self).__name__
+            self, X, y, sample_weight, "one-vs-rest"
         )
         n_problems = scores.shape[1]
         n_bins = len(edges) - 1

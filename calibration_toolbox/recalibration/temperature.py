@@ -471,6 +471,12 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         row give the same uniform predictions and likelihood at every ``T``: ``T`` is left
         at 1, with a ``UserWarning`` that says so.
 
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names
+        (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
+        Saved with the fitted state.  Default: ``y`` holds column indices (as it does in
+        ``fit_blocks`` and on Dask arrays).
+
     Attributes
     ----------
     temperature_ : float
@@ -509,8 +515,14 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         "n_passes_": integer_field(0),
     }
 
-    def __init__(self, temperature_bounds: tuple[float, float] = (1e-4, 1e4)):
+    def __init__(
+        self,
+        temperature_bounds: tuple[float, float] = (1e-4, 1e4),
+        *,
+        classes: ArrayLike | None = None,
+    ):
         self.temperature_bounds = temperature_bounds
+        self.classes = classes
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
@@ -524,8 +536,8 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
             return self._fitted(
                 _fit_temperature(objective, start, low, high), n_classes, objective
             )
-        logits = iv.check_logits(X, "X")
-        labels = iv.check_labels(y, *logits.shape, name="y")
+        logits = self._fit_logits(X)
+        labels = self._fit_labels(y, *logits.shape)
         weights = iv.check_sample_weight(sample_weight, len(logits))
         start = _warm_start(logits, labels, weights, low)
         objective = _TemperatureNLL(logits, labels, weights)
@@ -561,6 +573,8 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         return self._fitted(temperature, objective.n_classes, objective)
 
     def _fitted(self, temperature: float, n_classes: int, objective) -> TemperatureScaling:
+        if not isinstance(objective, _TemperatureNLL):
+            self._class_names = None  # blocks and chunks hold column indices
         self.temperature_ = float(temperature)
         self.n_classes_ = int(n_classes)
         self.n_passes_ = int(objective.passes)
