@@ -304,7 +304,9 @@ def minimise(
     float32 passes while the map is far from the optimum, float64 passes to finish.  The
     first preconditioner is the curvature at the identity map.  Each stage's coordinates
     are scaled so that L-BFGS-B's first step is the Cauchy step of the preconditioner's
-    model (:meth:`Coordinates.set_unit`).  The last stage stops when every entry of the
+    model (:meth:`Coordinates.set_unit`).  Features of a spread above ``_START_SPREAD``
+    start from ``t I`` instead (:func:`_start_scale`); the identity map's pass is still
+    what the fit is compared with.  The last stage stops when every entry of the
     gradient in its preconditioned coordinates is at most ``tol`` in absolute value, when
     an iteration lowers the objective by less than ``1e-6 * tol`` relative, or after
     ``max_iter`` iterations over all the stages.

@@ -24,12 +24,14 @@ diagonal map and the matrix ``W`` (shape (K, K)) for a full one.
 
 The loss is convex; it is minimised from the identity map (``W = I``, ``b = 0``) by
 SciPy's L-BFGS-B with the analytic gradient, so the fitted penalised loss, and hence the
-training NLL, is never above the identity map's.  Each evaluation is one pass over the
-features in row blocks (a few MiB of scratch space per thread whatever the size of the
-calibration set; ``_softmax_nll``); for a diagonal ``W`` the blocks are shared by
-``n_jobs`` threads, with the same result to the last bit for any number of threads.  The
-optimiser works in coordinates preconditioned by the curvature of the loss
-(``_preconditioner``), refreshed twice on the way, which makes the number of iterations
+training NLL, is never above the identity map's.  Features of a spread above 16 (logits of
+magnitude 1e2 and more) start from the best multiple ``t I`` of the identity instead
+(temperature scaling's optimum), so that the fit does not depend on their units.  Each
+evaluation is one pass over the features in row blocks (a few MiB of scratch space per
+thread whatever the size of the calibration set; ``_softmax_nll``); for a diagonal ``W``
+the blocks are shared by ``n_jobs`` threads, with the same result to the last bit for any
+number of threads.  The optimiser works in coordinates preconditioned by the curvature of
+the loss (``_preconditioner``), refreshed twice on the way, which makes the number of iterations
 small and insensitive to the scale or offset of the features.  The passes before the
 first refresh and until the second compute in float32, at about half the cost; the last
 stage computes in float64, so the fit is as exact as a float64-only one
