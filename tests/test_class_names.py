@@ -9,23 +9,14 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import softmax
 
-from calibration_toolbox import (
-    BetaCalibration,
-    DirichletCalibration,
-    EnsembleTemperatureScaling,
-    HistogramBinning,
-    IsotonicCalibration,
-    MatrixScaling,
-    PlattScaling,
-    TemperatureScaling,
-    VectorScaling,
-)
+import calibration_toolbox as ct
 from calibration_toolbox.recalibration import load_recalibrator
 
 NAMES = ["cat", "dog", "eel"]
-ON_LOGITS = [TemperatureScaling, VectorScaling, MatrixScaling, EnsembleTemperatureScaling]
-ON_LOGITS += [PlattScaling]
-ON_PROBABILITIES = [DirichletCalibration, IsotonicCalibration, HistogramBinning, BetaCalibration]
+ON_LOGITS = [ct.TemperatureScaling, ct.VectorScaling, ct.MatrixScaling]
+ON_LOGITS += [ct.EnsembleTemperatureScaling, ct.PlattScaling]
+ON_PROBABILITIES = [ct.DirichletCalibration, ct.IsotonicCalibration]
+ON_PROBABILITIES += [ct.HistogramBinning, ct.BetaCalibration]
 
 
 def _problem(seed=0, n=400):
@@ -63,7 +54,7 @@ def test_string_labels_end_to_end(method, tmp_path):
 
 def test_classes_is_a_setting_that_clone_keeps():
     sklearn_base = pytest.importorskip("sklearn.base")
-    scaler = TemperatureScaling(classes=NAMES)
+    scaler = ct.TemperatureScaling(classes=NAMES)
     assert scaler.get_params()["classes"] == NAMES
     assert sklearn_base.clone(scaler).classes == NAMES
     assert repr(scaler) == "TemperatureScaling(classes=['cat', 'dog', 'eel'])"
@@ -76,38 +67,38 @@ def test_names_without_classes_say_where_to_pass_them():
         r"VectorScaling\(classes=\.\.\.\): the class names in the column order"
     )
     with pytest.raises(TypeError, match=message):
-        VectorScaling().fit(logits, np.array(NAMES)[labels])
+        ct.VectorScaling().fit(logits, np.array(NAMES)[labels])
 
 
 def test_unknown_names_and_wrong_counts_are_refused():
     logits, labels = _problem()
     names = np.array(NAMES)[labels]
     with pytest.raises(ValueError, match=r"`y` holds 'eel' \(row \d+\), which is not in"):
-        TemperatureScaling(classes=["cat", "dog", "emu"]).fit(logits, names)
+        ct.TemperatureScaling(classes=["cat", "dog", "emu"]).fit(logits, names)
     with pytest.raises(ValueError, match=r"`classes` must name every column .* got 2 names"):
-        TemperatureScaling(classes=["cat", "dog"]).fit(logits, names)
+        ct.TemperatureScaling(classes=["cat", "dog"]).fit(logits, names)
     with pytest.raises(TypeError, match="Integer labels are column indices already"):
-        TemperatureScaling(classes=NAMES).fit(logits, labels)
+        ct.TemperatureScaling(classes=NAMES).fit(logits, labels)
 
 
 def test_classes_as_fitted_survive_set_params_and_bad_files(tmp_path):
     logits, labels = _problem()
-    scaler = TemperatureScaling(classes=NAMES).fit(logits, np.array(NAMES)[labels])
+    scaler = ct.TemperatureScaling(classes=NAMES).fit(logits, np.array(NAMES)[labels])
     scaler.set_params(classes=None)
     assert_array_equal(scaler.classes_, NAMES)  # the next fit changes, not this one
     description = scaler.to_dict()
     assert description["params"]["classes"] is None  # the setting, for the next fit
     assert description["fitted"]["classes_"] == NAMES  # the names of this fit
-    assert_array_equal(TemperatureScaling.from_dict(description).classes_, NAMES)
+    assert_array_equal(ct.TemperatureScaling.from_dict(description).classes_, NAMES)
     description["fitted"]["classes_"] = ["cat", "cat", "eel"]
     with pytest.raises(ValueError, match="`classes_` must be a list of 3 distinct class names"):
-        TemperatureScaling.from_dict(description)
+        ct.TemperatureScaling.from_dict(description)
 
 
 def test_numeric_class_names():
     logits, labels = _problem()
     years = np.array([1990, 2000, 2010])
-    fitted = PlattScaling(classes=years).fit(logits, years[labels])
+    fitted = ct.PlattScaling(classes=years).fit(logits, years[labels])
     assert_array_equal(fitted.classes_, years)
     assert_array_equal(
         fitted.predict(logits[:5]), years[fitted.predict_proba(logits[:5]).argmax(1)]
