@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import numbers
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -481,28 +481,36 @@ def check_logits(logits: ArrayLike, name: str = "logits") -> NDArray:
     return _binary_logit_columns(array)
 
 
-def check_predicted_logits(logits: ArrayLike, name: str = "prob") -> NDArray:
+def check_predicted_logits(
+    logits: ArrayLike, name: str = "prob", *, advice: Callable[[int], str] | None = None
+) -> NDArray:
     """:func:`check_logits`, warning when every row is a probability vector.
 
     For the metrics' ``logits=True``: logits are never guessed, but probabilities passed
     as logits give a wrong number (their softmax is nearly uniform), so a ``UserWarning``
     is issued when every row lies in [0, 1] and sums to 1 within the dtype's tolerance (a
-    1-D array: when every value lies in [0, 1]).
+    1-D array: when every value lies in [0, 1]).  ``advice(ndim)`` (a recalibrator's fit,
+    which takes logits without a flag) replaces the metrics' advice to drop ``logits=True``.
     """
-    return _binary_logit_columns(_predicted_logits(logits, name))
+    return _binary_logit_columns(_predicted_logits(logits, name, advice))
 
 
-def _predicted_logits(logits: ArrayLike, name: str) -> NDArray:
+def _predicted_logits(
+    logits: ArrayLike, name: str, advice: Callable[[int], str] | None = None
+) -> NDArray:
     """Finite logits as given, (N, K) or (N,); a warning if they look like probabilities."""
     array, source_dtype = _finite_logits(logits, name)
     tolerance = ROW_SUM_TOLERANCE.get(source_dtype, ROW_SUM_TOLERANCE[array.dtype])
     if _all_rows_are_probabilities(array, tolerance):
         shape = "value lies in [0, 1]" if array.ndim == 1 else "row is a probability vector"
-        warn(
-            f"`{name}` was passed with logits=True, but every {shape}: if it holds "
-            "probabilities, drop logits=True (the softmax of probabilities is not the "
-            "model's prediction)."
-        )
+        if advice is None:
+            warn(
+                f"`{name}` was passed with logits=True, but every {shape}: if it holds "
+                "probabilities, drop logits=True (the softmax of probabilities is not the "
+                "model's prediction)."
+            )
+        else:
+            warn(f"`{name}` is taken as logits, but every {shape}: {advice(array.ndim)}")
     return array
 
 
@@ -637,6 +645,7 @@ def check_labels(
     *,
     pairs: bool = False,
     classes: ArrayLike | None = None,
+    hint: str = "",
 ) -> NDArray:
     """Validate integer class labels in ``[0, n_classes)`` and return them as ``intp``.
 
@@ -644,10 +653,10 @@ def check_labels(
     is 2), and the messages say so.  With ``classes`` (or labels wrapped with their
     classes by :func:`accepts_classes`), the labels are class names, mapped to column
     indices by :func:`check_class_names`; without it, names are a ``TypeError`` that says
-    to pass ``classes``.
+    to pass ``classes`` (where: ``hint``, e.g. " to the constructor").
     """
     kind = "0/1 targets with Scores" if pairs else "class indices"
-    array = _as_real_array(_label_indices(labels, classes, n_classes, name), name)
+    array = _as_real_array(_label_indices(labels, classes, n_classes, name, hint), name)
     if array.dtype == bool:
         array = array.astype(np.intp)
     if array.ndim == 2 and array.shape[1] == 1:
@@ -685,7 +694,7 @@ def _one_hot_hint(array: NDArray, name: str) -> str:
 
 
 def _label_indices(
-    labels: ArrayLike, classes: ArrayLike | None, n_classes: int, name: str
+    labels: ArrayLike, classes: ArrayLike | None, n_classes: int, name: str, hint: str = ""
 ) -> ArrayLike:
     """Labels given as names mapped to their columns; other labels as they are."""
     if isinstance(labels, _NamedLabels):
@@ -693,7 +702,7 @@ def _label_indices(
     if classes is not None:
         return check_class_names(labels, classes, n_classes, name)
     if _holds_text(labels):
-        _refuse_names(labels, name)
+        _refuse_names(labels, name, hint)
     return labels
 
 
@@ -851,6 +860,19 @@ def _class_names(classes: ArrayLike, n_classes: int | None) -> NDArray:
     if len(repeated):
         raise ValueError(f"`classes` must be distinct names; {repeated[0].item()!r} repeats.")
     return names
+
+
+def optional_class_names(value: object, name: str) -> object:
+    """Checker of a ``classes`` setting: ``None``, or distinct names (str or numbers)."""
+    if value is None:
+        return value
+    if not isinstance(value, str) and np.ndim(value) != 1:
+        raise TypeError(
+            f"`{name}` must be a sequence of class names (str or numbers), one per column; "
+            f"got {_describe(value)}."
+        )
+    _class_names(value, None)
+    return value
 
 
 def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDArray | None:
