@@ -140,10 +140,11 @@ def test_recalibrate_and_apply_take_the_file_options(folder, capsys, tmp_path):
     path, prob, labels = folder
     reading = ["--labels-column", "animal", "--classes-file", str(path / "names.txt")]
     model, out = tmp_path / "t.json", tmp_path / "out.npz"
-    command = ["recalibrate", "--method", "temperature", "--fit", str(path / "named.csv")]
+    command = ["recalibrate", "--method", "temperature", "--fit", str(path / "ids.npz")]
     command += ["--apply", str(path / "named.parquet"), "--prob-column", "p_*", "-o", str(out)]
-    # --prob-column is only for .parquet: the .csv given to --fit refuses it
-    assert "--prob-column is only for .parquet files" in _error(capsys, *command, *reading)
+    # --prob-column is not for a .npz: the file given to --fit refuses it
+    line = _error(capsys, *command, *reading)
+    assert "--prob-column is only for .csv, .parquet and .jsonl files" in line
     command = ["recalibrate", "--method", "temperature", "--fit", str(path / "named.csv")]
     command += ["--apply", str(path / "named.csv"), "-o", str(out), "--save-model", str(model)]
     assert main([*command, *reading]) == 0

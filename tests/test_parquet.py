@@ -134,7 +134,9 @@ def test_not_parquet_and_options_elsewhere(tmp_path):
     with pytest.raises(ValueError, match=r"p\.parquet is not a readable \.parquet file"):
         load_predictions(tmp_path / "p.parquet")
     np.savez(tmp_path / "p.npz", probs=np.eye(2), labels=[0, 1])
-    with pytest.raises(ValueError, match=r"`prob_column` is only for \.parquet files"):
+    with pytest.raises(
+        ValueError, match=r"`prob_column` is only for \.csv, \.parquet and \.jsonl"
+    ):
         load_predictions(tmp_path / "p.npz", prob_column="probs")
 
 
