@@ -145,3 +145,19 @@ def test_without_pyarrow_the_error_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(ImportError, match=r'pip install "calibration-toolbox\[parquet\]"'):
         load_predictions(path)
+
+
+@pytest.mark.parametrize(
+    "labels", [np.array([3, 5, 1, 1]), np.array(["cat", "dog", "emu", "emu"])]
+)
+def test_a_top_label_dump_is_read_as_scores_against_hits(labels, tmp_path):
+    predicted = labels[[0, 0, 2, 3]]  # right, wrong, right, right
+    columns = {"true_label": labels, "pred_label": predicted, "confidence": [0.9, 0.6, 0.8, 0.7]}
+    path = _write(tmp_path / "dump.parquet", columns, row_group_size=3)
+    scores, target = load_predictions(path, scores=True)
+    assert_array_equal(scores, [0.9, 0.6, 0.8, 0.7])
+    assert_array_equal(target, [1, 0, 1, 1])
+    blocks = list(iter_predictions(path, block_rows=2, scores=True))
+    assert_array_equal(np.concatenate([y for _, y in blocks]), target)
+    with pytest.raises(ValueError, match=r"holds predicted labels \(column 'pred_label'\)"):
+        load_predictions(path)
