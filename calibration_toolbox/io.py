@@ -184,18 +184,8 @@ def load_predictions(
     >>> load_predictions(path, scores=True)
     (array([0.9, 0.6]), array([1., 0.]))
     """
-    options = _Options.checked(
-        path,
-        labels_path=labels_path,
-        prob_key=prob_key,
-        labels_key=labels_key,
-        prob_column=prob_column,
-        labels_column=labels_column,
-        pred_column=pred_column,
-        scores=scores,
-        classes=classes,
-        sep=sep,
-    )
+    columns = (prob_key, labels_key, prob_column, labels_column, pred_column)
+    options = _Options.checked(path, labels_path, *columns, scores, classes, sep)
     predictions, labels, labels_source = options.format.read(options)
     _check_shapes(predictions, labels, options.path, labels_source)
     n_classes = 2 if predictions.ndim == 1 else predictions.shape[1]
@@ -303,18 +293,8 @@ def iter_predictions(
     [2, 2, 1]
     """
     block_rows = iv.integer_at_least(1)(block_rows, "block_rows")
-    options = _Options.checked(
-        path,
-        labels_path=labels_path,
-        prob_key=prob_key,
-        labels_key=labels_key,
-        prob_column=prob_column,
-        labels_column=labels_column,
-        pred_column=pred_column,
-        scores=scores,
-        classes=classes,
-        sep=sep,
-    )
+    columns = (prob_key, labels_key, prob_column, labels_column, pred_column)
+    options = _Options.checked(path, labels_path, *columns, scores, classes, sep)
     return _checked_blocks(options.format.blocks(options, block_rows), options)
 
 
@@ -349,7 +329,9 @@ class _Options:
         self.__dict__.update(values)
 
     @classmethod
-    def checked(cls, path, **options) -> _Options:
+    def checked(cls, path, *values) -> _Options:
+        """The options of the file ``path``: ``values`` in the order of :data:`_OPTIONS`."""
+        options = dict(zip(_OPTIONS, values, strict=True))
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix not in _FORMATS:
@@ -375,6 +357,20 @@ class _Options:
         if options["sep"] is None:
             options["sep"] = format_.sep
         return cls(**options)
+
+
+_OPTIONS = (
+    "labels_path",
+    "prob_key",
+    "labels_key",
+    "prob_column",
+    "labels_column",
+    "pred_column",
+    "scores",
+    "classes",
+    "sep",
+)
+"""The reading options of :func:`load_predictions` and :func:`iter_predictions`, in order."""
 
 
 def _listed(names: list[str]) -> str:
