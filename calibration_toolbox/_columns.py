@@ -25,8 +25,10 @@ __all__ = [
     "LABEL_KEYS",
     "PREDICTED_LABEL_KEYS",
     "PREDICTION_KEYS",
+    "TRUE_LABEL_KEYS",
     "Selection",
     "hits",
+    "predicted_label",
     "prob_columns",
     "select",
 ]
@@ -51,7 +53,6 @@ LABEL_KEYS = (
     "label",
     "y",
     "y_true",
-    "true_label",
     "targets",
     "target",
     "ground_truth",
@@ -63,6 +64,9 @@ LABEL_KEYS = (
 
 PREDICTED_LABEL_KEYS = ("pred_label", "predicted_label", "pred_class", "predicted_class", "y_pred")
 """Names of a predicted-label column: its presence makes a file the top-label layout."""
+
+TRUE_LABEL_KEYS = ("true_label", *LABEL_KEYS)
+"""Names of the true label beside a predicted one (the top-label layout)."""
 
 
 @dataclass(frozen=True)
@@ -130,9 +134,10 @@ def select(
     Labels: ``labels_column``, else the first of ``label_names`` present, else (with
     ``by_position``, a ``.csv``) the last column.  Predictions: ``prob_column``, else the
     first of :data:`PREDICTION_KEYS` present, else (``by_position``) every other column.
-    The top-label layout is :func:`_top_label`'s.
+    The top-label layout (a column named in :data:`PREDICTED_LABEL_KEYS`, or
+    ``pred_column``) is :func:`_top_label`'s.
     """
-    predicted = _predicted(path, names, pred_column, scores)
+    predicted = predicted_label(path, names, pred_column, scores)
     if predicted is not None:
         return _top_label(path, names, prob_column, labels_column, predicted)
     if labels_column is not None:
@@ -155,8 +160,11 @@ def select(
     return Selection([prob], labels)
 
 
-def _predicted(path: Path, names: Sequence[str], pred_column, scores: bool) -> str | None:
-    """The predicted-label column (``pred_column``, or named so), or None."""
+def predicted_label(path: Path, names: Sequence[str], pred_column, scores: bool) -> str | None:
+    """The predicted-label column (``pred_column``, or named in :data:`PREDICTED_LABEL_KEYS`).
+
+    None when there is none (not the top-label layout); an error without ``scores``.
+    """
     if pred_column is not None:
         predicted = _named(path, names, pred_column, "pred_column")
     else:
@@ -179,7 +187,7 @@ def _top_label(path: Path, names: Sequence[str], prob_column, labels_column, pre
     if labels_column is not None:
         labels = _named(path, names, labels_column, "labels_column")
     else:
-        labels = _first([name for name in names if name != predicted], LABEL_KEYS)
+        labels = _first([name for name in names if name != predicted], TRUE_LABEL_KEYS)
     if labels is None:
         raise _cannot_tell(path, names, "labels_column")
     if prob_column is not None:

@@ -26,7 +26,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _csv, _jsonl, _parquet
 from calibration_toolbox import _validation as iv
-from calibration_toolbox._columns import LABEL_KEYS, PREDICTED_LABEL_KEYS, PREDICTION_KEYS
+from calibration_toolbox._columns import (
+    LABEL_KEYS,
+    PREDICTED_LABEL_KEYS,
+    PREDICTION_KEYS,
+    TRUE_LABEL_KEYS,
+    hits,
+    predicted_label,
+)
 from calibration_toolbox._csv import CSV_LABEL_COLUMNS
 
 __all__ = [
@@ -68,8 +75,8 @@ def load_predictions(
       :data:`PREDICTION_KEYS` (``prob``, ``probs``, ``probabilities``, ``predictions``,
       ``probs_test``, ``logits``, ``scores``, ``y_prob``, ``y_score``, ``confidence``,
       ``confidences``) and of :data:`LABEL_KEYS` (``labels``, ``label``, ``y``, ``y_true``,
-      ``true_label``, ``targets``, ``target``, ``ground_truth``, ``y_test``, ``correct``,
-      ``outcome``) that the archive holds, or else its only 2-D and its only 1-D array.
+      ``targets``, ``target``, ``ground_truth``, ``y_test``, ``correct``, ``outcome``) that
+      the archive holds, or else its only 2-D and its only 1-D array.
     * ``.npy``: the predictions, memory-mapped read-only (``mmap_mode="r"``: nothing is read
       until used, and nothing can write into the file); the labels come from
       ``labels_path`` (a ``.npy``, also memory-mapped, or a one-column ``.csv``).
@@ -99,14 +106,16 @@ def load_predictions(
 
     The top-label layout, one predicted label per row beside the true label and a
     confidence (``true_label,pred_label,confidence``, as published ImageNet prediction
-    dumps are written), is recognised in a ``.csv``, ``.parquet`` or ``.jsonl`` by a column
-    named in :data:`PREDICTED_LABEL_KEYS` (``pred_label``, ``predicted_label``,
-    ``pred_class``, ``predicted_class``, ``y_pred``), or named by ``pred_column``; it is
+    dumps are written), is recognised by a column (or ``.npz`` array) named in
+    :data:`PREDICTED_LABEL_KEYS` (``pred_label``, ``predicted_label``, ``pred_class``,
+    ``predicted_class``, ``y_pred``), or named by ``pred_column`` (``.csv``, ``.parquet``,
+    ``.jsonl``); it is
     read only with ``scores=True``, as ``(confidence, target)``: the target of a row is 1.0
     when its predicted label is its true label, else 0.0, to be measured as
-    ``ECE(Scores(confidence), target)``.  The true label is ``labels_column`` or the column
-    named in :data:`LABEL_KEYS`; the confidence is ``prob_column``, the column named in
-    :data:`PREDICTION_KEYS`, or the only other column.
+    ``ECE(Scores(confidence), target)``.  The true label is ``labels_column`` (``labels_key``)
+    or the column named ``true_label`` or in :data:`LABEL_KEYS`; the confidence is
+    ``prob_column`` (``prob_key``), the column named in :data:`PREDICTION_KEYS`, or (not in
+    a ``.npz``) the only other column.
 
     Labels may be class names (strings) in any format, with ``classes``: the names in the
     column order of the predictions (``--classes`` on the command line); they are returned
@@ -438,9 +447,13 @@ def _pick(archive, key: str | None, key_name: str, candidates, ndim: int, path: 
 def _read_npz(options: _Options) -> tuple[NDArray, NDArray, str]:
     path = options.path
     with _open_npz(path) as archive:
-        prob_name, labels_name = _npz_names(archive, options)
+        prob_name, labels_name, predicted = _npz_names(archive, options)
         predictions = _member(archive, prob_name, path)
         labels = _member(archive, labels_name, path)
+        if predicted is not None:
+            hit = _member(archive, predicted, path)
+            _check_shapes(labels, hit, path, f"array {predicted!r} of {path}")
+            labels = hits(hit, labels)
     return predictions, labels, f"array {labels_name!r} of {path}"
 
 
@@ -479,11 +492,14 @@ def _corrupt_archive(path: Path, error: Exception) -> str:
     return f"{path} is not a readable .npz archive (truncated or corrupt: {error})."
 
 
-def _npz_names(archive, options: _Options) -> tuple[str, str]:
+def _npz_names(archive, options: _Options) -> tuple[str, str, str | None]:
+    """The arrays of the predictions, the labels and (top-label layout) the predicted label."""
     path = options.path
-    prob_name = _pick(archive, options.prob_key, "prob_key", PREDICTION_KEYS, 2, path)
-    labels_name = _pick(archive, options.labels_key, "labels_key", LABEL_KEYS, 1, path)
-    return prob_name, labels_name
+    predicted = predicted_label(path, archive.files, None, options.scores)
+    ndim, label_keys = (2, LABEL_KEYS) if predicted is None else (1, TRUE_LABEL_KEYS)
+    prob_name = _pick(archive, options.prob_key, "prob_key", PREDICTION_KEYS, ndim, path)
+    labels_name = _pick(archive, options.labels_key, "labels_key", label_keys, 1, path)
+    return prob_name, labels_name, predicted
 
 
 def _read_npy_pair(options: _Options) -> tuple[NDArray, NDArray, str]:
@@ -640,13 +656,21 @@ def _npz_blocks(options: _Options, block_rows: int):
     """Blocks of the two members, streamed side by side; their shapes checked first."""
     path = options.path
     with _open_npz(path) as archive:
-        prob_name, labels_name = _npz_names(archive, options)
+        prob_name, labels_name, predicted = _npz_names(archive, options)
     source = f"array {labels_name!r} of {path}"
-    _check_shapes(_member_shape(path, prob_name), _member_shape(path, labels_name), path, source)
+    labels_shape = _member_shape(path, labels_name)
+    _check_shapes(_member_shape(path, prob_name), labels_shape, path, source)
     predictions = _member_blocks(path, prob_name, block_rows)
     labels = _member_blocks(path, labels_name, block_rows)
-    for prediction_block, label_block in zip(predictions, labels, strict=True):
-        yield prediction_block, label_block, source
+    if predicted is None:
+        for prediction_block, label_block in zip(predictions, labels, strict=True):
+            yield prediction_block, label_block, source
+        return
+    hit_source = f"array {predicted!r} of {path}"
+    _check_shapes(labels_shape, _member_shape(path, predicted), path, hit_source)
+    blocks = zip(predictions, labels, _member_blocks(path, predicted, block_rows), strict=True)
+    for prediction_block, label_block, hit_block in blocks:
+        yield prediction_block, hits(hit_block, label_block), source
 
 
 def _member_shape(path: Path, name: str) -> tuple[int, ...]:

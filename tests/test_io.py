@@ -572,3 +572,28 @@ def test_the_top_label_layout_needs_scores_and_one_score_column(tmp_path):
         ValueError, match=r"cannot tell which column of .*unnamed\.csv.*`labels_column`"
     ):
         load_predictions(tmp_path / "unnamed.csv", scores=True)
+
+
+@pytest.mark.parametrize("block_rows", [None, 2])
+def test_a_top_label_npz_is_read_as_scores_against_hits(block_rows, tmp_path):
+    from calibration_toolbox.io import iter_predictions
+
+    arrays = {"true_label": [3, 5, 1], "pred_label": [3, 2, 1], "confidence": [0.9, 0.6, 0.8]}
+    np.savez(tmp_path / "dump.npz", **arrays)
+    if block_rows is None:
+        scores, target = load_predictions(tmp_path / "dump.npz", scores=True)
+    else:
+        blocks = list(iter_predictions(tmp_path / "dump.npz", block_rows=2, scores=True))
+        scores = np.concatenate([p for p, _ in blocks])
+        target = np.concatenate([y for _, y in blocks])
+    assert_array_equal(scores, [0.9, 0.6, 0.8])
+    assert_array_equal(target, [1, 0, 1])
+    # never confidence against true_label (a binary true_label would pass as a 0/1 target)
+    with pytest.raises(ValueError, match=r"dump\.npz holds predicted labels .*`scores=True`"):
+        load_predictions(tmp_path / "dump.npz")
+    np.savez(tmp_path / "short.npz", **{**arrays, "pred_label": [3, 2]})
+    with pytest.raises(ValueError, match=r"3 rows .* but there are 2 labels \(array 'pred_label'"):
+        if block_rows is None:
+            load_predictions(tmp_path / "short.npz", scores=True)
+        else:
+            list(iter_predictions(tmp_path / "short.npz", block_rows=2, scores=True))
