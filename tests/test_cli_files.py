@@ -257,6 +257,6 @@ def test_help_lists_the_new_formats_and_options(capsys):
         "true_label,pred_label,confidence",
         "pred_label, predicted_label",
         "Labels True/False (pandas), TRUE/FALSE (R) or true/false are a 0/1 target",
-        "predictions in a .csv, .parquet or .jsonl",
+        "--prob-column NAMES prediction columns: a,b,c or p_*",
     ):
         assert words in text, words

@@ -197,10 +197,10 @@ def _add_loading_options(command: argparse.ArgumentParser, labels_help: str) -> 
         "--prob-column",
         type=_column_names,
         metavar="NAMES",
-        help="predictions in a .csv, .parquet or .jsonl: a,b,c or p_*",
+        help="prediction columns: a,b,c or p_*",
     )
     command.add_argument(
-        "--labels-column", metavar="NAME", help="label column of a .csv, .parquet or .jsonl"
+        "--labels-column", metavar="NAME", help="label column (.csv, .parquet, .jsonl)"
     )
     command.add_argument(
         "--sep", type=_separator, metavar="CHAR", help="separator of a .csv: , ; or tab"
@@ -217,7 +217,7 @@ def _add_layout_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--pred-column",
         metavar="NAME",
-        help="predicted label of a top-label dump (with --scores; default pred_label, ...)",
+        help="predicted label of a top-label dump (--scores)",
     )
 
 
@@ -229,7 +229,7 @@ def _add_report(commands) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     report.add_argument(
-        "path", nargs="?", help=".npz, .npy, .csv, .parquet or .jsonl file; none: the example"
+        "path", nargs="?", help=".npz/.npy/.csv/.parquet/.jsonl file; none: the example"
     )
     _add_loading_options(report, "labels file for a .npy of predictions")
     report.add_argument(
@@ -309,9 +309,7 @@ def _add_apply(commands) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     command.add_argument("model", help="a model saved by recalibrate --save-model (.json)")
-    command.add_argument(
-        "path", help="predictions to calibrate (.npz, .npy, .csv, .parquet, .jsonl)"
-    )
+    command.add_argument("path", help="predictions to calibrate (.npz, .npy, .csv, ...)")
     command.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (and labels)"
     )
