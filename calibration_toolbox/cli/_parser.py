@@ -47,7 +47,9 @@ def _fraction(text: str) -> float:
     except ValueError:
         value = -1.0
     if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1; got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"must be a number strictly between 0 and 1, in (0, 1); got {text!r}"
+        )
     return value
 
 
