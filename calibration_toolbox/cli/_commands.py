@@ -14,7 +14,16 @@ from pathlib import Path
 
 from calibration_toolbox.cli._document import ReportOptions, build_report
 from calibration_toolbox.cli._files import check_output, write_html, write_npz, write_plot
-from calibration_toolbox.cli._inputs import Part, load_inputs, metric_view, read_predictions
+from calibration_toolbox.cli._inputs import (
+    Part,
+    check_fit_keys,
+    fit_keys,
+    fits_apart,
+    load_inputs,
+    metric_view,
+    read_predictions,
+    warn_same_rows,
+)
 from calibration_toolbox.cli._methods import (
     METHODS,
     Method,
@@ -38,9 +47,12 @@ __all__ = ["COMMANDS"]
 
 def _check_fit_options(args: argparse.Namespace, methods: tuple[Method, ...]) -> None:
     """The options that choose the fit rows, against each other and the methods."""
-    if args.split is not None and args.fit_on is not None:
-        raise UsageError("--split and --fit-on both choose the rows to fit on; give one of them.")
-    for option, value in (("--fit-on", args.fit_on), ("--split", args.split)):
+    apart = "--fit-on" if args.fit_on is not None else "--fit-prob-key"
+    if args.split is not None and fits_apart(args):
+        raise UsageError(f"--split and {apart} both choose the rows to fit on; give one of them.")
+    check_fit_keys(args, args.fit_on if args.fit_on is not None else args.path, apart)
+    options = (("--fit-on", args.fit_on), ("--fit-prob-key", args.fit_prob_key))
+    for option, value in (*options, ("--split", args.split)):
         if value is not None and not methods:
             raise UsageError(f"{option} chooses the rows to fit on; it needs --method.")
         if value is not None and args.path is None:
@@ -48,7 +60,7 @@ def _check_fit_options(args: argparse.Namespace, methods: tuple[Method, ...]) ->
                 f"{option} needs a predictions FILE; the embedded example has its own "
                 "calibration half."
             )
-    seeded = args.ci or (methods and args.fit_on is None and args.path is not None)
+    seeded = args.ci or (methods and not fits_apart(args) and args.path is not None)
     if args.seed is not None and not seeded:
         raise UsageError("--seed seeds --split and --ci; it means nothing without them.")
     if args.n_resamples is not None and not args.ci:
@@ -173,9 +185,13 @@ def recalibrate(args: argparse.Namespace, command: Sequence[str]) -> str:
     check_output(args.save_model, "--save-model")
     if Path(args.fit).suffix.lower() == ".npy":
         raise UsageError("--fit needs the labels in the same file: a .npz or a .csv.")
+    check_fit_keys(args, args.fit, "--fit")
     method = METHODS[args.method]
-    fit = Part(*read_predictions(args.fit, args))
+    prob_key, labels_key = fit_keys(args)
+    keys = {"prob_key": prob_key, "labels_key": labels_key}
+    fit = Part(*read_predictions(args.fit, argparse.Namespace(**{**vars(args), **keys})))
     to_calibrate = _read_to_calibrate(args.apply, args)
+    warn_same_rows(to_calibrate, fit, f"{args.fit} (--fit)", args.apply, "--fit")
     model = fitted(method, fit.predictions, fit.labels, args.logits)
     lines = [
         f"{method.title} fitted on {args.fit} ({len(fit.labels):,} rows){_fitted_numbers(model)}"

@@ -62,7 +62,9 @@ def _figure_path(text: str) -> str:
 
 
 def _fill(text: str) -> str:
-    return textwrap.fill(text, width=79, initial_indent="  ", subsequent_indent="  ")
+    return textwrap.fill(
+        text, width=79, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
+    )
 
 
 _FILES_HELP = [
@@ -105,7 +107,11 @@ _FILES_HELP = [
 _METHODS_HELP = [
     "recalibration:",
     _fill(
-        "--method fits each method on --fit-on VALIDATION_FILE, or on the rows i (from 0) "
+        "--method fits each method on --fit-on VALIDATION_FILE (read as FILE is, with "
+        "--prob-key and --labels-key), on the arrays --fit-prob-key KEY --fit-labels-key KEY "
+        "(both: the two arrays of the fit rows) of --fit-on or, without it, of FILE itself "
+        "(one .npz holding both splits: --prob-key logits_test --labels-key y_test "
+        "--fit-prob-key logits_val --fit-labels-key y_val), or on the rows i (from 0) "
         "whose i-th output of SplitMix64 seeded with SEED, as a number in [0, 1), is below "
         "FRACTION (--split FRACTION --seed SEED; default 0.5 and 0: about FRACTION of the "
         "rows, the same rows whether FILE is read whole or in blocks), and reports the "
@@ -115,7 +121,18 @@ _METHODS_HELP = [
         "column P(y = 1) as the log-odds log(p / (1 - p)); zeros floored at 1e-300). "
         "dirichlet, beta, isotonic and histogram take probabilities: logits are given as "
         "softmax(z) (a single column as sigmoid(z)). The report says which conversion it "
-        "made. With --scores the recalibrated scores are reported as scores."
+        "made. With --scores the recalibrated scores are reported as scores. Methods "
+        "fitted on the very rows they are scored on (the same file with the same keys, or "
+        "equal arrays) give in-sample numbers: a warning says so."
+    ),
+]
+
+_RECALIBRATE_HELP = [
+    "recalibrate:",
+    _fill(
+        "--method is fitted on --fit FILE, read with --fit-prob-key and --fit-labels-key "
+        "(both, for one .npz holding both splits) or else as --apply is (--prob-key, "
+        "--labels-key); a fit on the very rows applied to is warned about."
     ),
 ]
 
@@ -194,6 +211,12 @@ def _add_loading_options(command: argparse.ArgumentParser, labels_help: str) -> 
     command.add_argument("--logits", action="store_true", help="the files hold logits")
 
 
+def _add_fit_keys(command: argparse.ArgumentParser, where: str) -> None:
+    """``--fit-prob-key`` and ``--fit-labels-key``: the fit rows' arrays of a .npz."""
+    command.add_argument("--fit-prob-key", metavar="KEY", help=f"predictions to fit on in {where}")
+    command.add_argument("--fit-labels-key", metavar="KEY", help=f"labels to fit on in {where}")
+
+
 def _add_report(commands) -> None:
     report = commands.add_parser(
         "report",
@@ -225,6 +248,7 @@ def _add_report(commands) -> None:
     )
     report.add_argument("--recalibrate", action="store_true", help="same as --method temperature")
     report.add_argument("--fit-on", metavar="FILE", help="fit the methods on this file")
+    _add_fit_keys(report, "--fit-on FILE (default: FILE)")
     report.add_argument(
         "--split", type=_fraction, metavar="FRACTION", help="fit on this seeded share (0.5)"
     )
@@ -254,7 +278,7 @@ def _add_recalibrate(commands) -> None:
     command = commands.add_parser(
         "recalibrate",
         help="fit a method on one file and apply it to another",
-        epilog="\n".join([*_FILES_HELP, "", *_METHODS_HELP]),
+        epilog="\n".join([*_FILES_HELP, "", *_METHODS_HELP, "", *_RECALIBRATE_HELP]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     command.add_argument(
@@ -265,6 +289,7 @@ def _add_recalibrate(commands) -> None:
         help="one method (see recalibration)",
     )
     command.add_argument("--fit", required=True, metavar="FILE", help="predictions to fit on")
+    _add_fit_keys(command, "--fit FILE")
     command.add_argument("--apply", required=True, metavar="FILE", help="predictions to calibrate")
     command.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (and labels)"

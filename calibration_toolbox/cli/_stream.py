@@ -35,8 +35,11 @@ from calibration_toolbox.cli._inputs import (
     check_same_columns,
     file_title,
     fit_rows,
+    fits_apart,
     metric_view,
-    read_predictions,
+    read_fit,
+    same_file_and_keys,
+    same_rows_message,
     split_options,
     split_text,
 )
@@ -110,13 +113,15 @@ class _Columns:
         self.models = []
         self.split = None
         self.fit_rows = self.fit_text = None
-        if options.methods and args.fit_on is not None:
-            self.fit = Part(*read_predictions(args.fit_on, args))
+        if options.methods and fits_apart(args):
+            self.fit, self.fit_text = read_fit(args)
+            if same_file_and_keys(args):
+                warn(same_rows_message(self.fit_text, args.path))
             self.models = [
                 fitted(method, self.fit.predictions, self.fit.labels, args.logits)
                 for method in options.methods
             ]
-            self.fit_rows, self.fit_text = len(self.fit.labels), f"{args.fit_on} (--fit-on)"
+            self.fit_rows = len(self.fit.labels)
         elif options.methods:
             self.models, self.fit_rows = fit_on_share(blocks, options.methods, _why(args))
             self.split = split_options(args)
@@ -128,7 +133,7 @@ class _Columns:
         """Add a block's test rows (all its rows without a split) to every column."""
         args = self.args
         if self.rows == 0 and self.fit is not None:
-            check_same_columns(Part(predictions, labels), self.fit, args)
+            check_same_columns(Part(predictions, labels), self.fit, self.fit_text, args.path)
         if self.split is not None:
             test = ~fit_rows(first_row, len(labels), *self.split)
             predictions, labels = predictions[test], labels[test]
