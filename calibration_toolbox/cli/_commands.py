@@ -38,6 +38,7 @@ from calibration_toolbox.cli._metrics import Metric, parse_metrics
 from calibration_toolbox.cli._parser import UsageError
 from calibration_toolbox.cli._stream import stream_report, streams
 from calibration_toolbox.cli._text import csv_text, parameters_text, table_text
+from calibration_toolbox.cli._warned import Warned
 from calibration_toolbox.io import load_prob
 from calibration_toolbox.metrics import ECE, negative_log_likelihood
 from calibration_toolbox.recalibration import load_recalibrator
@@ -118,17 +119,20 @@ def _report_options(args: argparse.Namespace) -> ReportOptions:
 def report(args: argparse.Namespace, command: Sequence[str]) -> str:
     """``report``: the metrics before and after each method, as a table, JSON or CSV."""
     options = _report_options(args)
-    if streams(args):
-        result = stream_report(args, options, command)
-    else:
-        if args.block_rows is not None:
-            whole = args.path or "the embedded example"
-            raise UsageError(
-                f"--block-rows sizes the blocks of a file read in blocks; {whole} is read "
-                "whole (add --stream)."
-            )
-        inputs = load_inputs(args, fitting=bool(options.methods))
-        result = build_report(inputs, options, command)
+    warned = Warned()
+    with warned.of_file():
+        if streams(args):
+            result = stream_report(args, options, command, warned)
+        else:
+            if args.block_rows is not None:
+                whole = args.path or "the embedded example"
+                raise UsageError(
+                    f"--block-rows sizes the blocks of a file read in blocks; {whole} is read "
+                    "whole (add --stream)."
+                )
+            inputs = load_inputs(args, fitting=bool(options.methods))
+            result = build_report(inputs, options, command, warned)
+    result.document["warnings"] = warned.file
     if args.plot is not None:
         write_plot(args.plot, result)
     if args.html is not None:

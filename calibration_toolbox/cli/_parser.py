@@ -123,7 +123,11 @@ _METHODS_HELP = [
         "softmax(z) (a single column as sigmoid(z)). The report says which conversion it "
         "made. With --scores the recalibrated scores are reported as scores. Methods "
         "fitted on the very rows they are scored on (the same file with the same keys, or "
-        "equal arrays) give in-sample numbers: a warning says so."
+        "equal arrays) give in-sample numbers: a warning says so. So does a method that "
+        "lowers the accuracy of the scored rows beyond chance (McNemar's exact test on the "
+        "rows it turns wrong and right, p < 0.01). Every warning is one line on stderr, and "
+        "is in the JSON document and the HTML page: a method's in its entry, the file's at "
+        "the top."
     ),
 ]
 
