@@ -45,7 +45,8 @@ class Layout:
     n_cells: int
     comments: str | None
     index_column: int | None
-    label_column: int
+    label_column: int | None
+    """None: no labels (``optional_labels`` and none named); every block's labels are None."""
     prob_columns: list[int]
     text_labels: bool = False
     """Whether the label cells are read as text (names, or numbers written as text)."""
@@ -67,7 +68,8 @@ class Layout:
             else:
                 if table.shape[1] != self.n_cells:  # every line of the block is too short
                     raise ValueError(_describe_problem(self, text, first_line))
-                return self._columns(table, table[:, self.label_column])
+                labels = None if self.label_column is None else table[:, self.label_column]
+                return self._columns(table, labels)
         return self._text_block(text, first_line)
 
     def _parse(self, text: str, dtype) -> NDArray:
@@ -138,15 +140,20 @@ def layout(
     labels_only: bool,
     labels_column: str | None = None,
     text_labels: bool = False,
+    optional_labels: bool = False,
 ) -> Layout:
-    """The layout of ``path`` from its first line (a header or the first row)."""
+    """The layout of ``path`` from its first line (a header or the first row).
+
+    ``optional_labels``: a labels column only when named (``labels_column``, or a header
+    name of :data:`CSV_LABEL_COLUMNS`); otherwise every column is a prediction.
+    """
     sep = _separator(path, first_line) if sep is None else _check_sep(sep)
     comments = "#" if first_line.lstrip().startswith("#") else None
     header = _header(first_line, sep)
     n_cells = len(header) if header is not None else len(_cells(first_line, sep))
     index_column = 0 if header is not None and header[0] in _INDEX_NAMES else None
     data = [i for i in range(n_cells) if i != index_column]
-    label_column = _label_column(path, header, data, labels_column)
+    label_column = _label_column(path, header, data, labels_column, optional_labels)
     prob_columns = [i for i in data if i != label_column]
     if labels_only and prob_columns:
         raise ValueError(f"{path} must hold one column of labels; got {len(data)}.")
@@ -159,7 +166,9 @@ def layout(
     )
 
 
-def _label_column(path: Path, header, data: list[int], labels_column) -> int:
+def _label_column(
+    path: Path, header, data: list[int], labels_column, optional: bool = False
+) -> int | None:
     if labels_column is not None:
         if header is None or labels_column.lower() not in header:
             names = "no header" if header is None else f"columns {header}"
@@ -169,7 +178,7 @@ def _label_column(path: Path, header, data: list[int], labels_column) -> int:
         named = [i for i in data if header[i] in CSV_LABEL_COLUMNS]
         if named:
             return named[0]
-    return data[-1]
+    return None if optional else data[-1]
 
 
 def _check_sep(sep: object) -> str:

@@ -40,9 +40,15 @@ def _open(path: Path):
         raise ValueError(f"{path} is not a readable .parquet file ({error}).") from None
 
 
-def _columns(path: Path, names: list[str], prob_column, labels_column):
-    """The prediction columns (a list of one list column, or one column per class), the label."""
-    label = _one_of(path, names, labels_column, LABEL_KEYS, "labels_column")
+def _columns(path: Path, names: list[str], prob_column, labels_column, optional=False):
+    """The prediction columns (a list of one list column, or one column per class), the label.
+
+    ``optional``: the label column only when named (None when the file names none).
+    """
+    named = labels_column is not None or any(name in names for name in LABEL_KEYS)
+    label = None
+    if named or not optional:
+        label = _one_of(path, names, labels_column, LABEL_KEYS, "labels_column")
     if prob_column is None:
         return [_one_of(path, names, None, PREDICTION_KEYS, "prob_column")], label
     if isinstance(prob_column, str) and prob_column.endswith("*"):
@@ -136,21 +142,25 @@ def _labels(table, name: str, path: Path, first_row: int) -> NDArray:
     return column.to_numpy(zero_copy_only=False)
 
 
-def _arrays(table, columns, path: Path, first_row: int) -> tuple[NDArray, NDArray]:
+def _arrays(table, columns, path: Path, first_row: int) -> tuple[NDArray, NDArray | None]:
     prob_names, label_name = columns
     return (
         _predictions(table, prob_names, path, first_row),
-        _labels(table, label_name, path, first_row),
+        None if label_name is None else _labels(table, label_name, path, first_row),
     )
 
 
-def read(path: Path, prob_column, labels_column) -> tuple[NDArray, NDArray, str]:
-    """``(predictions, labels, label column)`` of the whole file."""
+def read(
+    path: Path, prob_column, labels_column, optional_labels: bool = False
+) -> tuple[NDArray, NDArray | None, str | None]:
+    """``(predictions, labels, label column)`` of the whole file (labels: see ``_columns``)."""
     pa = _pyarrow()
     parquet = _open(path)
-    columns = _columns(path, parquet.schema_arrow.names, prob_column, labels_column)
+    names = parquet.schema_arrow.names
+    columns = _columns(path, names, prob_column, labels_column, optional_labels)
     try:
-        table = parquet.read(columns=[*columns[0], columns[1]])
+        label = [] if columns[1] is None else [columns[1]]
+        table = parquet.read(columns=[*columns[0], *label])
     except (pa.ArrowException, OSError) as error:
         raise ValueError(f"{path} cannot be read ({error}).") from None
     return (*_arrays(table, columns, path, 0), columns[1])

@@ -83,7 +83,8 @@ def load_predictions(
     labels_column: str | None = None,
     classes: ArrayLike | None = None,
     sep: str | None = None,
-) -> tuple[NDArray, NDArray]:
+    optional_labels: bool = False,
+) -> tuple[NDArray, NDArray | None]:
     """Read ``(predictions, labels)`` saved by any framework.
 
     * ``.npz``: the arrays named ``prob_key`` and ``labels_key``; by default the first of
@@ -134,14 +135,22 @@ def load_predictions(
         Class names in column order, when the labels are names.
     sep : str, optional
         The separator of a ``.csv`` (predictions or labels), when not told from line 1.
+    optional_labels : bool, default False
+        Predictions to calibrate with a fitted model need no labels: read the labels only
+        when asked for (``labels_path``, ``labels_key``, ``labels_column``) or named by the
+        file (a ``.npz`` array or ``.parquet`` column named in :data:`LABEL_KEYS`, a
+        ``.csv`` column headed ``label``, ``labels`` or ``y``), and return ``None`` for them
+        otherwise; every other column of a ``.csv`` is then a prediction (no "last column"
+        rule, no "only 1-D array" rule).
 
     Returns
     -------
     predictions : ndarray of shape (n_samples,) or (n_samples, n_classes)
         As stored (probabilities or logits; the dtype of the file; a read-only
         ``np.memmap`` for a ``.npy``).
-    labels : ndarray of shape (n_samples,)
-        As stored, or column indices (``intp``) with ``classes``.
+    labels : ndarray of shape (n_samples,), or None
+        As stored, or column indices (``intp``) with ``classes``; None when
+        ``optional_labels`` and the file has none.
 
     Raises
     ------
@@ -171,10 +180,12 @@ def load_predictions(
     >>> load_predictions(path, classes=["cat", "dog"])[1].tolist()
     [0, 1]
     """
-    options = _Options.checked(
-        path, labels_path, prob_key, labels_key, prob_column, labels_column, classes, sep
-    )
+    given = (path, labels_path, prob_key, labels_key, prob_column, labels_column, classes, sep)
+    options = _Options.checked(*given, optional_labels=optional_labels)
     predictions, labels, labels_source = _READERS[options.kind](options)
+    if labels is None:  # optional_labels, and the file names none
+        _check_shapes(predictions, predictions.shape[:1], options.path, "")
+        return predictions, None
     _check_shapes(predictions, labels, options.path, labels_source)
     n_classes = 2 if predictions.ndim == 1 else predictions.shape[1]
     return predictions, iv.labels_from_file(labels, classes, n_classes, labels_source)
@@ -314,7 +325,16 @@ class _Options:
 
     @classmethod
     def checked(
-        cls, path, labels_path, prob_key, labels_key, prob_column, labels_column, classes, sep
+        cls,
+        path,
+        labels_path,
+        prob_key,
+        labels_key,
+        prob_column,
+        labels_column,
+        classes,
+        sep,
+        optional_labels: bool = False,
     ) -> _Options:
         path = Path(path)
         suffix = path.suffix.lower()
@@ -325,7 +345,7 @@ class _Options:
             )
         kind = "csv" if suffix in _TEXT_SUFFIXES else suffix.lstrip(".")
         kind = "parquet" if suffix in _PARQUET_SUFFIXES else kind
-        _check_labels_path(kind, path, labels_path)
+        _check_labels_path(kind, path, labels_path, optional_labels)
         labels_path = None if labels_path is None else Path(labels_path)
         text_labels = labels_path is not None and labels_path.suffix.lower() in _TEXT_SUFFIXES
         for name, value, kinds, what in (
@@ -340,6 +360,7 @@ class _Options:
         if suffix == ".tsv" and sep is None:
             sep = "\t"
         return cls(
+            optional_labels=optional_labels,
             path=path,
             kind=kind,
             labels_path=labels_path,
@@ -352,8 +373,8 @@ class _Options:
         )
 
 
-def _check_labels_path(kind: str, path: Path, labels_path) -> None:
-    if kind == "npy" and labels_path is None:
+def _check_labels_path(kind: str, path: Path, labels_path, optional: bool) -> None:
+    if kind == "npy" and labels_path is None and not optional:
         raise ValueError(f"`labels_path` is needed with .npy predictions ({path}).")
     if kind != "npy" and labels_path is not None:
         raise ValueError(
@@ -414,7 +435,7 @@ def _read_npz(options: _Options) -> tuple[NDArray, NDArray, str]:
     with _open_npz(path) as archive:
         prob_name, labels_name = _npz_names(archive, options)
         predictions = _member(archive, prob_name, path)
-        labels = _member(archive, labels_name, path)
+        labels = None if labels_name is None else _member(archive, labels_name, path)
     return predictions, labels, f"array {labels_name!r} of {path}"
 
 
@@ -456,12 +477,17 @@ def _corrupt_archive(path: Path, error: Exception) -> str:
 def _npz_names(archive, options: _Options) -> tuple[str, str]:
     path = options.path
     prob_name = _pick(archive, options.prob_key, "prob_key", PREDICTION_KEYS, 2, path)
+    named = options.labels_key is not None or any(key in archive.files for key in LABEL_KEYS)
+    if options.optional_labels and not named:
+        return prob_name, None
     labels_name = _pick(archive, options.labels_key, "labels_key", LABEL_KEYS, 1, path)
     return prob_name, labels_name
 
 
-def _read_npy_pair(options: _Options) -> tuple[NDArray, NDArray, str]:
+def _read_npy_pair(options: _Options) -> tuple[NDArray, NDArray | None, str]:
     labels_path = options.labels_path
+    if labels_path is None:  # optional_labels (checked before)
+        return _read_npy(options.path), None, ""
     return _read_npy(options.path), _read_labels(labels_path, options.sep), str(labels_path)
 
 
@@ -496,6 +522,7 @@ def _predictions_csv(options: _Options) -> _csv_reader:
         labels_only=False,
         labels_column=options.labels_column,
         text_labels=options.classes is not None,
+        optional_labels=options.optional_labels,
     )
 
 
@@ -566,7 +593,7 @@ def _read_parquet(options: _Options) -> tuple[NDArray, NDArray, str]:
     from calibration_toolbox import _parquet
 
     predictions, labels, column = _parquet.read(
-        options.path, options.prob_column, options.labels_column
+        options.path, options.prob_column, options.labels_column, options.optional_labels
     )
     return predictions, labels, f"column {column!r} of {options.path}"
 

@@ -39,7 +39,6 @@ from calibration_toolbox.cli._parser import UsageError
 from calibration_toolbox.cli._stream import stream_report, streams
 from calibration_toolbox.cli._text import csv_text, parameters_text, table_text
 from calibration_toolbox.cli._warned import Warned
-from calibration_toolbox.io import load_prob
 from calibration_toolbox.metrics import ECE, negative_log_likelihood
 from calibration_toolbox.recalibration import load_recalibrator
 
@@ -143,27 +142,25 @@ def report(args: argparse.Namespace, command: Sequence[str]) -> str:
 
 
 def _read_to_calibrate(path: str, args: argparse.Namespace) -> Part:
-    """Predictions to calibrate, with their labels if the file has them.
+    """Predictions to calibrate, with their labels when asked for or named by the file.
 
-    A ``.npy`` without ``--labels`` is predictions only; the recalibrator checks them.
+    Without labels the predictions are checked by the recalibrator that takes them.
     """
-    if Path(path).suffix.lower() == ".npy" and args.labels is None:
-        predictions = load_prob(path)
-        if predictions.ndim == 2 and predictions.shape[1] == 1:
-            predictions = predictions[:, 0]
-        return Part(predictions, None)
-    return Part(*read_predictions(path, args, labels_path=args.labels))
+    return Part(*read_predictions(path, args, labels_path=args.labels, optional_labels=True))
 
 
 def _calibrate(
-    model, method: Method, part: Part, path: str, args: argparse.Namespace
+    model, method: Method, part: Part, path: str, args: argparse.Namespace, done: str
 ) -> list[str]:
-    """Apply ``model`` to ``part``, write ``-o``, and say what was done in a few lines."""
+    """Apply ``model`` to ``part``, write ``-o``, and say what was done in a few lines.
+
+    ``done``: what the model did with the converted predictions (``"fitted and applied
+    on"``, ``"applied to"``).
+    """
     logits = args.logits
     calibrated = model.predict_proba(method_input(part.predictions, method, logits))
     one_column = part.predictions.ndim == 1
-    lines = conversion_lines([method], logits, one_column)
-    lines = [line.replace("fitted on", "fitted and applied on") for line in lines]
+    lines = conversion_lines([method], logits, one_column, done)
     arrays = {"prob": calibrated}
     if part.labels is not None:
         arrays["labels"] = part.labels
@@ -200,7 +197,7 @@ def recalibrate(args: argparse.Namespace, command: Sequence[str]) -> str:
     lines = [
         f"{method.title} fitted on {args.fit} ({len(fit.labels):,} rows){_fitted_numbers(model)}"
     ]
-    lines += _calibrate(model, method, to_calibrate, args.apply, args)
+    lines += _calibrate(model, method, to_calibrate, args.apply, args, "fitted and applied on")
     if args.save_model is not None:
         model.save(args.save_model)
         lines.append(f"saved the model to {args.save_model} (calibration-toolbox apply reads it)")
@@ -214,7 +211,9 @@ def apply(args: argparse.Namespace, command: Sequence[str]) -> str:
     method = method_of(model)
     to_calibrate = _read_to_calibrate(args.path, args)
     lines = [f"{method.title} read from {args.model}{_fitted_numbers(model)}"]
-    return "\n".join(lines + _calibrate(model, method, to_calibrate, args.path, args))
+    return "\n".join(
+        lines + _calibrate(model, method, to_calibrate, args.path, args, "applied to")
+    )
 
 
 COMMANDS = {"report": report, "recalibrate": recalibrate, "apply": apply}

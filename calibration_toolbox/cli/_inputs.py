@@ -216,15 +216,24 @@ def _example(fitting: bool) -> Inputs:
 
 
 def read_predictions(
-    path: str, args: argparse.Namespace, labels_path: str | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+    path: str,
+    args: argparse.Namespace,
+    labels_path: str | None = None,
+    optional_labels: bool = False,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Predictions and labels of a file, checked whole (``--renormalize`` applied).
 
     A single column of predictions becomes a 1-D array: P(y = 1), or the log-odds.
+    ``optional_labels``: labels only when asked for or named by the file (else None, and
+    the values are left to the recalibrator that takes them).
     """
-    predictions, labels = load_predictions(path, labels_path=labels_path, **file_options(args))
+    predictions, labels = load_predictions(
+        path, labels_path=labels_path, optional_labels=optional_labels, **file_options(args)
+    )
     if predictions.ndim == 2 and predictions.shape[1] == 1:
         predictions = predictions[:, 0]
+    if labels is None:
+        return predictions, None
     if args.renormalize:
         predictions = renormalized(path, predictions, labels, args)
     check_values(path, predictions, labels, args.logits, args.scores)

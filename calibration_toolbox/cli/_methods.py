@@ -107,13 +107,11 @@ def _conversion(needs: str, logits: bool, one_column: bool) -> str | None:
         return None
     if needs == "logits":
         if one_column:
-            return (
-                "fitted on the log-odds log(p / (1 - p)) of P(y = 1) (0 and 1 floored at 1e-300)"
-            )
-        return "fitted on the log-probabilities log(p) (zeros floored at 1e-300)"
+            return "the log-odds log(p / (1 - p)) of P(y = 1) (0 and 1 floored at 1e-300)"
+        return "the log-probabilities log(p) (zeros floored at 1e-300)"
     if one_column:
-        return "fitted on the probabilities sigmoid(z) of the log-odds (--logits)"
-    return "fitted on the probabilities softmax(z) of the logits (--logits)"
+        return "the probabilities sigmoid(z) of the log-odds (--logits)"
+    return "the probabilities softmax(z) of the logits (--logits)"
 
 
 def method_input(predictions: np.ndarray, method: Method, logits: bool) -> np.ndarray:
@@ -133,14 +131,20 @@ def method_input(predictions: np.ndarray, method: Method, logits: bool) -> np.nd
     return np.log(np.maximum(values, _LOG_FLOOR))
 
 
-def conversion_lines(methods: Sequence[Method], logits: bool, one_column: bool) -> list[str]:
-    """One line per conversion of the input: ``"vector, matrix: fitted on ..."``."""
+def conversion_lines(
+    methods: Sequence[Method], logits: bool, one_column: bool, done: str = "fitted on"
+) -> list[str]:
+    """One line per conversion of the input: ``"vector, matrix: fitted on ..."``.
+
+    ``done`` says what was done with the converted predictions (``"applied to"`` for a
+    model read from a file).
+    """
     methods_by_note: dict[str, list[str]] = {}
     for method in methods:
         note = _conversion(method.needs, logits, one_column)
         if note is not None:
             methods_by_note.setdefault(note, []).append(method.name)
-    return [f"{', '.join(names)}: {note}" for note, names in methods_by_note.items()]
+    return [f"{', '.join(names)}: {done} {note}" for note, names in methods_by_note.items()]
 
 
 def progress(text: str) -> None:

@@ -303,17 +303,34 @@ def _add_recalibrate(commands) -> None:
     command.set_defaults(scores=False, renormalize=False)
 
 
+_APPLY_HELP = [
+    "labels:",
+    _fill(
+        "apply needs no labels: FILE may hold the predictions only (a .npz with the "
+        "predictions array alone, a .csv of prediction columns, a .npy, a .parquet). Labels "
+        "are read only when asked for (--labels, --labels-key, --labels-column) or named by "
+        f"the file (a .npz array or .parquet column named {', '.join(LABEL_KEYS)}; a .csv "
+        f"column headed {', '.join(CSV_LABEL_COLUMNS)}): every other column of a .csv is a "
+        "prediction, and the rules above that pick a labels array or column by position "
+        "(the only 1-D array, the last column) do not apply. Labels read are carried "
+        "along: written to OUT beside prob, with the ECE and NLL before and after."
+    ),
+]
+
+
 def _add_apply(commands) -> None:
     command = commands.add_parser(
         "apply",
         help="apply a saved model (recalibrate --save-model) to predictions",
-        epilog="\n".join(_FILES_HELP),
+        epilog="\n".join([*_FILES_HELP, "", *_APPLY_HELP]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     command.add_argument("model", help="a model saved by recalibrate --save-model (.json)")
-    command.add_argument("path", help="predictions to calibrate (.npz, .npy, .csv, .parquet)")
     command.add_argument(
-        "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (and labels)"
+        "path", help="predictions to calibrate (.npz, .npy, .csv, .parquet); no labels needed"
+    )
+    command.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (labels if read)"
     )
     _add_loading_options(command, "labels file for a .npy of predictions (optional)")
     command.set_defaults(scores=False, renormalize=False)
