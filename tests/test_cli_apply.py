@@ -127,3 +127,15 @@ def test_optional_labels_reads_labels_only_where_named(folder):
     assert predictions.shape == (N, 10)
     with pytest.raises(ValueError, match=r"`labels_path` is needed with \.npy predictions"):
         load_predictions(path / "new.npy")
+
+
+def test_a_labels_column_nothing_names_is_refused_with_how_to_name_it(folder, capsys):
+    path = folder["path"]
+    np.savetxt(path / "bare_labelled.csv", np.column_stack([folder["logits"], folder["labels"]]))
+    command = ["apply", str(path / "model.json"), str(path / "bare_labelled.csv"), "-o"]
+    assert main([*command, str(path / "x.npz"), "--logits", "--sep", " "]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and not (path / "x.npz").exists()
+    assert captured.err.startswith("calibration-toolbox: error: ")
+    assert "holds 11 columns of predictions but the model takes 10 classes" in captured.err
+    assert "labels are read only where named, never by position" in captured.err

@@ -149,6 +149,18 @@ def _read_to_calibrate(path: str, args: argparse.Namespace) -> Part:
     return Part(*read_predictions(path, args, labels_path=args.labels, optional_labels=True))
 
 
+def _check_unnamed_labels(part: Part, n_classes: int, path: str) -> None:
+    """Refuse one column more than the model's classes: most likely labels nothing names."""
+    columns = part.predictions.shape[1] if part.predictions.ndim == 2 else 1
+    if part.labels is None and columns == n_classes + 1:
+        raise ValueError(
+            f"{path} holds {columns} columns of predictions but the model takes "
+            f"{n_classes} classes: if one column holds the labels, name it (a "
+            f"header naming it label, labels or y, or --labels-column; --labels-key in a "
+            ".npz): labels are read only where named, never by position."
+        )
+
+
 def _calibrate(
     model, method: Method, part: Part, path: str, args: argparse.Namespace, done: str
 ) -> list[str]:
@@ -193,6 +205,8 @@ def recalibrate(args: argparse.Namespace, command: Sequence[str]) -> str:
     fit = Part(*read_predictions(args.fit, argparse.Namespace(**{**vars(args), **keys})))
     to_calibrate = _read_to_calibrate(args.apply, args)
     warn_same_rows(to_calibrate, fit, f"{args.fit} (--fit)", args.apply, "--fit")
+    n_classes = 2 if fit.predictions.ndim == 1 else fit.predictions.shape[1]
+    _check_unnamed_labels(to_calibrate, n_classes, args.apply)
     model = fitted(method, fit.predictions, fit.labels, args.logits)
     lines = [
         f"{method.title} fitted on {args.fit} ({len(fit.labels):,} rows){_fitted_numbers(model)}"
@@ -210,6 +224,7 @@ def apply(args: argparse.Namespace, command: Sequence[str]) -> str:
     model = load_recalibrator(args.model)
     method = method_of(model)
     to_calibrate = _read_to_calibrate(args.path, args)
+    _check_unnamed_labels(to_calibrate, len(model.classes_), args.path)
     lines = [f"{method.title} read from {args.model}{_fitted_numbers(model)}"]
     return "\n".join(
         lines + _calibrate(model, method, to_calibrate, args.path, args, "applied to")
