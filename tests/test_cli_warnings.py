@@ -11,6 +11,7 @@ import pytest
 
 from calibration_toolbox.cli import main
 from tests.conftest import synthetic_example
+from tests.test_cli_report import files  # noqa: F401 (the fixture)
 
 # Every warning of these reports is shown (and collected by the command line), not raised.
 pytestmark = pytest.mark.filterwarnings("always::UserWarning")
@@ -21,14 +22,13 @@ LOWERS_ACCURACY = "histogram binning lowers the accuracy of the scored rows from
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("warnings")
+def folder(files):  # noqa: F811 (the fixture imported above)
+    """test_cli_report's files (p.npz: 600 rows of 10 classes, on which histogram binning
+    fitted on a seeded half loses accuracy), and few.npz: 30 of them (matrix scaling has 110
+    parameters for 15 fit rows)."""
     example = synthetic_example()
-    # 600 rows of 10 classes: histogram binning fitted on a seeded half loses accuracy.
-    np.savez(folder / "p.npz", probs=example.prob[:600], labels=example.labels[:600])
-    # 30 rows of 10 classes: matrix scaling has 110 parameters for 15 fit rows.
-    np.savez(folder / "few.npz", probs=example.prob[:30], labels=example.labels[:30])
-    return folder
+    np.savez(files / "few.npz", probs=example.prob[:30], labels=example.labels[:30])
+    return files
 
 
 def _report(capsys, *args) -> tuple[dict, list[str]]:
