@@ -9,7 +9,8 @@ Modules: ``_parser`` (options and help), ``_metrics`` and ``_methods`` (the name
 ``--metrics`` and ``--method``), ``_inputs`` (reading and splitting), ``_stream`` and
 ``_blocks`` (a file read in blocks: the report, the fit on its seeded share), ``_document`` (the
 numbers, as the JSON document), ``_text`` (table, diagrams, CSV), ``_files`` (atomic
-outputs: figure, HTML page, .npz) and ``_commands`` (the subcommands).
+outputs: figure, HTML page, .npz), ``_warned`` (the command line's words, and the warnings
+of a report by what they concern) and ``_commands`` (the subcommands).
 """
 
 from __future__ import annotations
