@@ -78,7 +78,8 @@ class Selection:
     """
 
     prob: list[str]
-    labels: str
+    labels: str | None
+    """None: no labels (``optional_labels``, and the file names none)."""
     predicted: str | None = None
 
 
@@ -128,11 +129,13 @@ def select(
     scores: bool = False,
     label_names: Sequence[str] = LABEL_KEYS,
     by_position: bool = False,
+    optional_labels: bool = False,
 ) -> Selection:
     """The columns of ``names`` to read, from the options or the default names.
 
     Labels: ``labels_column``, else the first of ``label_names`` present, else (with
-    ``by_position``, a ``.csv``) the last column.  Predictions: ``prob_column``, else the
+    ``by_position``, a ``.csv``) the last column; with ``optional_labels`` (predictions to
+    calibrate), only a column so named, else none.  Predictions: ``prob_column``, else the
     first of :data:`PREDICTION_KEYS` present, else (``by_position``) every other column.
     The top-label layout (a column named in :data:`PREDICTED_LABEL_KEYS`, or
     ``pred_column``) is :func:`_top_label`'s.
@@ -144,11 +147,11 @@ def select(
         labels = _named(path, names, labels_column, "labels_column")
     else:
         labels = _first(names, label_names)
-    if labels is None and by_position:
+    if labels is None and by_position and not optional_labels:
         chosen = [] if prob_column is None else prob_columns(path, names, prob_column, "")
         rest = [name for name in names if name not in chosen]
         labels = rest[-1] if rest else None
-    if labels is None:
+    if labels is None and not optional_labels:
         raise _cannot_tell(path, names, "labels_column")
     if prob_column is not None:
         return Selection(prob_columns(path, names, prob_column, labels), labels)

@@ -41,6 +41,8 @@ class Columns:
     labels: str | None = None
     predicted: str | None = None
     scores: bool = False
+    optional_labels: bool = False
+    """Labels only from a column so named (predictions to calibrate need none)."""
 
     def given(self) -> list[str]:
         """The options given, by name (they need a header)."""
@@ -60,6 +62,7 @@ class Columns:
             "labels_column": self.labels and self.labels.lower(),
             "pred_column": self.predicted and self.predicted.lower(),
             "scores": self.scores,
+            "optional_labels": self.optional_labels,
         }
 
 
@@ -87,7 +90,8 @@ class Layout:
     n_cells: int
     comments: str | None
     index_column: int | None
-    label_column: int
+    label_column: int | None
+    """None: no labels (``Columns.optional_labels``, and none named)."""
     prob_columns: list[int]
     text_labels: bool = False
     """Whether the label cells are read as text (names, or numbers written as text)."""
@@ -99,7 +103,7 @@ class Layout:
     @property
     def text_columns(self) -> list[int]:
         """The columns read as text once a label is not a number."""
-        return [self.label_column] + ([] if self.pred_column is None else [self.pred_column])
+        return [c for c in (self.label_column, self.pred_column) if c is not None]
 
     def read_block(self, text: str, first_line: int) -> tuple[NDArray, NDArray]:
         """``(predictions, labels)`` of the lines ``text``, the first being ``first_line``.
@@ -162,7 +166,9 @@ class Layout:
 
     def _columns(self, table: NDArray, cells: list[NDArray]) -> tuple[NDArray, NDArray]:
         """The predictions and labels of a block (``cells``: of :attr:`text_columns`)."""
-        labels = cells[0] if self.pred_column is None else hits(cells[1], cells[0])
+        labels = None if self.label_column is None else cells[0]
+        if self.pred_column is not None:
+            labels = hits(cells[1], labels)
         if self.index_column is not None:
             index = table[:, self.index_column]
             if not (np.isfinite(index).all() and (index == np.round(index)).all()):
@@ -209,6 +215,7 @@ def layout(
     cells = [] if row is None else _cells(row, sep)
     bool_labels = (
         not text_labels
+        and label_column is not None
         and pred_column is None
         and len(cells) == n_cells
         and cells[label_column].strip() in TRUE_WORDS + FALSE_WORDS
@@ -234,6 +241,8 @@ def _chosen(path: Path, header, data: list[int], columns: Columns):
         given = columns.given()
         if given:
             raise ValueError(f"`{given[0]}` needs a header naming the columns; {path} has none.")
+        if columns.optional_labels:
+            return None, data, None
         return data[-1], data[:-1], None
     position: dict[str, int] = {}
     for i in data:  # a name given twice is its first column
@@ -245,7 +254,7 @@ def _chosen(path: Path, header, data: list[int], columns: Columns):
         label_names=CSV_LABEL_COLUMNS,
         by_position=True,
     )
-    label_column = position[chosen.labels]
+    label_column = None if chosen.labels is None else position[chosen.labels]
     if chosen.predicted is None and columns.prob is None:  # every other column, in order
         prob = [i for i in data if i != label_column]
         if columns.scores and len(prob) > 1:

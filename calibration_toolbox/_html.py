@@ -2,9 +2,10 @@
 
 :func:`render_report` turns the report document (the JSON of ``report --format json``) and
 the engine's :class:`~calibration_toolbox.CalibrationTable` objects into one HTML5 page
-that a user can attach to a model card: the metric table (one column per method), the
-parameters of each method, reliability diagrams and confidence histograms before and
-after each method, the per-class table and class-wise grids when present, and at the
+that a user can attach to a model card: the warnings of the run (the file's, and each
+method's by its name), the metric table (one column per method), the parameters of each
+method (its warnings beside them), reliability diagrams and confidence histograms before
+and after each method, the per-class table and class-wise grids when present, and at the
 bottom the exact command and the versions that produced it.
 
 The page fetches nothing: no script, no web font, no external style sheet; every figure is
@@ -90,6 +91,9 @@ figure.wide svg { max-width: 1000px; }
 pre { background: #f6f8fa; padding: 8px 10px; white-space: pre-wrap;
   overflow-wrap: anywhere; }
 footer { margin-top: 2em; border-top: 1px solid #ccc; padding-top: 0.6em; }
+ul.warnings { list-style: none; padding: 0; margin: 0.4em 0; }
+.warning { background: #fff4e5; border-left: 4px solid #d97706; padding: 4px 10px;
+  margin: 3px 0; overflow-wrap: anywhere; }
 """
 
 # Nothing may be loaded: inline styles and inline SVG are all the page uses.
@@ -114,7 +118,8 @@ def render_report(
         The report document of ``calibration-toolbox report --format json``: ``file``,
         ``command``, ``versions``, ``n``, ``bins``, ``metrics`` and one entry of
         ``results`` per method (``method``, ``parameters``, ``accuracy``, ``metrics`` and,
-        when present, ``intervals`` and ``per_class``).
+        when present, ``warnings``, ``intervals`` and ``per_class``); ``warnings``, when
+        present, lists those of the file.
     tables : mapping of str to CalibrationTable
         The pooled top-label table of every method of ``report["results"]``; the
         reliability diagrams and confidence histograms are drawn from them.  Each method
@@ -145,6 +150,7 @@ def render_report(
     body = [
         f"<h1>Calibration report: {_text(name)}</h1>",
         _facts(report),
+        _warning_section(report, results),
         _metric_section(report, results),
         _parameter_section(results),
         _figure_section(methods, pooled, figures, scores=report.get("input") == "scores"),
@@ -267,6 +273,36 @@ def _facts(report: Mapping[str, Any]) -> str:
     return f'<dl class="facts">{items}</dl>'
 
 
+def _warnings_of(entry: Mapping[str, Any]) -> list[str]:
+    """The ``warnings`` of the document or of a result: a list of strings (absent: none)."""
+    warnings = entry.get("warnings") or []
+    if isinstance(warnings, str) or not isinstance(warnings, Sequence):
+        raise ValueError(f"`warnings` must be a list of strings; got {warnings!r}.")
+    return [str(warning) for warning in warnings]
+
+
+def _warning_section(report: Mapping[str, Any], results: list[Mapping[str, Any]]) -> str:
+    """The warnings of the run: the file's, then each method's under its name (none: empty)."""
+    items = [
+        f'<li class="warning"><strong>file</strong>: {_text(warning)}</li>'
+        for warning in _warnings_of(report)
+    ]
+    for result in results:
+        items += [
+            f'<li class="warning"><strong>{_text(result["method"])}</strong>: '
+            f"{_text(warning)}</li>"
+            for warning in _warnings_of(result)
+        ]
+    if not items:
+        return ""
+    return (
+        "<h2>Warnings</h2>"
+        '<p class="note">What the command line warned of (on stderr too): about the file, '
+        "then about each method, by its name.</p>"
+        f'<ul id="warnings" class="warnings">{"".join(items)}</ul>'
+    )
+
+
 def _metric_section(report: Mapping[str, Any], results: list[Mapping[str, Any]]) -> str:
     """One row per metric (and accuracy), one column per method."""
     names = list(report.get("metrics") or dict.fromkeys(_keys(results, "metrics")))
@@ -313,17 +349,29 @@ def _row(title: str, values: list[object], intervals: list[object]) -> str:
 
 
 def _parameter_section(results: list[Mapping[str, Any]]) -> str:
-    """The fitted parameters of each method, as the document lists them (small scalars)."""
+    """The fitted parameters of each method, as the document lists them (small scalars).
+
+    A method's warnings are beside its parameters, in a third column (when any has one).
+    """
+    with_warnings = any(_warnings_of(result) for result in results)
     rows = []
     for result in results:
         parameters = result.get("parameters") or {}
         text = "; ".join(f"{_text(key)} = {_text(value)}" for key, value in parameters.items())
         if not text:  # "none" alone would say that a fitted vector scaling has no parameter
             text = _NO_PARAMETERS[result["method"] == BASELINE]
-        rows.append(f'<tr><th>{_text(result["method"])}</th><td class="text">{text}</td></tr>')
+        cells = f'<td class="text">{text}</td>'
+        if with_warnings:
+            notes = "".join(
+                f'<div class="warning">{_text(warning)}</div>' for warning in _warnings_of(result)
+            )
+            cells += f'<td class="text">{notes}</td>'
+        rows.append(f"<tr><th>{_text(result['method'])}</th>{cells}</tr>")
+    head = "<th>method</th><th>fitted parameters</th>"
+    head += "<th>warnings</th>" if with_warnings else ""
     return (
         "<h2>Parameters</h2>"
-        '<table id="parameters"><thead><tr><th>method</th><th>fitted parameters</th></tr>'
+        f'<table id="parameters"><thead><tr>{head}</tr>'
         f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
 

@@ -159,10 +159,13 @@ def _selection(path: Path, names: list[str], options) -> Selection:
         labels_column=options.labels_column,
         pred_column=options.pred_column,
         scores=options.scores,
+        optional_labels=options.optional_labels,
     )
 
 
-def _arrays(records, numbers, columns: Selection, fields: _Fields) -> tuple[NDArray, NDArray]:
+def _arrays(
+    records, numbers, columns: Selection, fields: _Fields
+) -> tuple[NDArray, NDArray | None]:
     path = fields.path
 
     def field(name: str, labels: bool) -> NDArray:
@@ -176,6 +179,8 @@ def _arrays(records, numbers, columns: Selection, fields: _Fields) -> tuple[NDAr
                 "one number per line (a field of lists is given alone)."
             )
         predictions = [np.column_stack(predictions)]
+    if columns.labels is None:  # optional_labels, and none named
+        return predictions[0], None
     labels = field(columns.labels, labels=True)
     if columns.predicted is not None:
         labels = hits(field(columns.predicted, labels=True), labels)
@@ -202,4 +207,5 @@ def read(path: Path, options) -> tuple[NDArray, NDArray, str]:
     if not parts:
         raise ValueError(f"{path} holds no JSON objects (only blank lines).")
     predictions, labels, field = zip(*parts, strict=True)
-    return np.concatenate(predictions), np.concatenate(labels), field[0]
+    joined = None if field[0] is None else np.concatenate(labels)
+    return np.concatenate(predictions), joined, field[0]

@@ -106,11 +106,16 @@ def _labels(table, name: str, path: Path, first_row: int) -> NDArray:
     return column.to_numpy(zero_copy_only=False)
 
 
-def _arrays(table, columns: Selection, path: Path, first_row: int) -> tuple[NDArray, NDArray]:
+def _arrays(
+    table, columns: Selection, path: Path, first_row: int
+) -> tuple[NDArray, NDArray | None]:
+    predictions = _predictions(table, columns.prob, path, first_row)
+    if columns.labels is None:  # optional_labels, and none named
+        return predictions, None
     labels = _labels(table, columns.labels, path, first_row)
     if columns.predicted is not None:
         labels = hits(_labels(table, columns.predicted, path, first_row), labels)
-    return _predictions(table, columns.prob, path, first_row), labels
+    return predictions, labels
 
 
 def _selection(parquet, path: Path, options) -> Selection:
@@ -121,11 +126,12 @@ def _selection(parquet, path: Path, options) -> Selection:
         labels_column=options.labels_column,
         pred_column=options.pred_column,
         scores=options.scores,
+        optional_labels=options.optional_labels,
     )
 
 
 def _read_columns(columns: Selection) -> list[str]:
-    return [*columns.prob, columns.labels, *([columns.predicted] if columns.predicted else [])]
+    return [*columns.prob, *(name for name in (columns.labels, columns.predicted) if name)]
 
 
 def read(path: Path, options) -> tuple[NDArray, NDArray, str]:

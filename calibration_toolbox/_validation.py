@@ -23,7 +23,7 @@ from scipy.special import expit, softmax
 from calibration_toolbox._dask import is_dask_array
 from calibration_toolbox._dask import refusal as dask_refusal
 from calibration_toolbox._rows import RowSummary, row_blocks, scan_rows
-from calibration_toolbox._warnings import warn
+from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, warn
 from calibration_toolbox.scores import Scores
 
 __all__ = [
@@ -507,10 +507,14 @@ def _predicted_logits(
             warn(
                 f"`{name}` was passed with logits=True, but every {shape}: if it holds "
                 "probabilities, drop logits=True (the softmax of probabilities is not the "
-                "model's prediction)."
+                "model's prediction).",
+                ProbabilitiesAsLogitsWarning,
             )
         else:
-            warn(f"`{name}` is taken as logits, but every {shape}: {advice(array.ndim)}")
+            warn(
+                f"`{name}` is taken as logits, but every {shape}: {advice(array.ndim)}",
+                ProbabilitiesAsLogitsWarning,
+            )
     return array
 
 

@@ -12,7 +12,7 @@ import os
 import sys
 import warnings
 
-__all__ = ["warn"]
+__all__ = ["ProbabilitiesAsLogitsWarning", "warn"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -25,6 +25,14 @@ def _user_stacklevel() -> int:
         frame = frame.f_back
         level += 1
     return level
+
+
+class ProbabilitiesAsLogitsWarning(UserWarning):
+    """Arrays taken as logits whose every row is a probability vector (or 1-D in [0, 1]).
+
+    One category for the metrics' ``logits=True`` and the recalibrators' fits, so that a
+    caller that has warned of it once (the command line, for a file) can leave out the rest.
+    """
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:

@@ -68,7 +68,8 @@ def load_predictions(
     scores: bool = False,
     classes: ArrayLike | None = None,
     sep: str | None = None,
-) -> tuple[NDArray, NDArray]:
+    optional_labels: bool = False,
+) -> tuple[NDArray, NDArray | None]:
     r"""Read ``(predictions, labels)`` saved by any framework.
 
     * ``.npz``: the arrays named ``prob_key`` and ``labels_key``; by default the first of
@@ -148,14 +149,22 @@ def load_predictions(
         Class names in column order, when the labels are names.
     sep : str, optional
         The separator of a ``.csv`` (predictions or labels), when not told from line 1.
+    optional_labels : bool, default False
+        Predictions to calibrate with a fitted model need no labels: read the labels only
+        when asked for (``labels_path``, ``labels_key``, ``labels_column``) or named by the
+        file (a ``.npz`` array, ``.parquet`` column or ``.jsonl`` field named in
+        :data:`LABEL_KEYS`, a ``.csv`` column headed ``label``, ``labels`` or ``y``), and
+        return ``None`` for them otherwise; every other column of a ``.csv`` is then a
+        prediction (no "last column" rule, no "only 1-D array" rule).
 
     Returns
     -------
     predictions : ndarray of shape (n_samples,) or (n_samples, n_classes)
         As stored (probabilities or logits; the dtype of the file; a read-only
         ``np.memmap`` for a ``.npy``).
-    labels : ndarray of shape (n_samples,)
-        As stored, or column indices (``intp``) with ``classes``.
+    labels : ndarray of shape (n_samples,), or None
+        As stored, or column indices (``intp``) with ``classes``; None when
+        ``optional_labels`` and the file has none.
 
     Raises
     ------
@@ -194,8 +203,11 @@ def load_predictions(
     (array([0.9, 0.6]), array([1., 0.]))
     """
     columns = (prob_key, labels_key, prob_column, labels_column, pred_column)
-    options = _Options.checked(path, labels_path, *columns, scores, classes, sep)
+    options = _Options.checked(path, labels_path, *columns, scores, classes, sep, optional_labels)
     predictions, labels, labels_source = options.format.read(options)
+    if labels is None:  # optional_labels, and the file names none
+        _check_shapes(predictions, predictions.shape[:1], options.path, "")
+        return predictions, None
     _check_shapes(predictions, labels, options.path, labels_source)
     n_classes = 2 if predictions.ndim == 1 else predictions.shape[1]
     return predictions, iv.labels_from_file(labels, classes, n_classes, labels_source)
@@ -303,7 +315,7 @@ def iter_predictions(
     """
     block_rows = iv.integer_at_least(1)(block_rows, "block_rows")
     columns = (prob_key, labels_key, prob_column, labels_column, pred_column)
-    options = _Options.checked(path, labels_path, *columns, scores, classes, sep)
+    options = _Options.checked(path, labels_path, *columns, scores, classes, sep, False)
     return _checked_blocks(options.format.blocks(options, block_rows), options)
 
 
@@ -351,7 +363,7 @@ class _Options:
             )
         format_ = _FORMATS[suffix]
         labels_path = options["labels_path"]
-        _check_labels_path(format_.kind, path, labels_path)
+        _check_labels_path(format_.kind, path, labels_path, options["optional_labels"])
         labels_path = None if labels_path is None else Path(labels_path)
         takes = set(format_.options)
         if labels_path is not None and labels_path.suffix.lower() in _FORMATS:
@@ -378,6 +390,7 @@ _OPTIONS = (
     "scores",
     "classes",
     "sep",
+    "optional_labels",
 )
 """The reading options of :func:`load_predictions` and :func:`iter_predictions`, in order."""
 
@@ -387,8 +400,8 @@ def _listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _check_labels_path(kind: str, path: Path, labels_path) -> None:
-    if kind == ".npy" and labels_path is None:
+def _check_labels_path(kind: str, path: Path, labels_path, optional: bool) -> None:
+    if kind == ".npy" and labels_path is None and not optional:
         raise ValueError(f"`labels_path` is needed with .npy predictions ({path}).")
     if kind != ".npy" and labels_path is not None:
         raise ValueError(
@@ -449,6 +462,8 @@ def _read_npz(options: _Options) -> tuple[NDArray, NDArray, str]:
     with _open_npz(path) as archive:
         prob_name, labels_name, predicted = _npz_names(archive, options)
         predictions = _member(archive, prob_name, path)
+        if labels_name is None:  # optional_labels, and none named
+            return predictions, None, ""
         labels = _member(archive, labels_name, path)
         if predicted is not None:
             hit = _member(archive, predicted, path)
@@ -498,12 +513,17 @@ def _npz_names(archive, options: _Options) -> tuple[str, str, str | None]:
     predicted = predicted_label(path, archive.files, None, options.scores)
     ndim, label_keys = (2, LABEL_KEYS) if predicted is None else (1, TRUE_LABEL_KEYS)
     prob_name = _pick(archive, options.prob_key, "prob_key", PREDICTION_KEYS, ndim, path)
+    named = options.labels_key is not None or any(key in archive.files for key in label_keys)
+    if options.optional_labels and not named:
+        return prob_name, None, predicted
     labels_name = _pick(archive, options.labels_key, "labels_key", label_keys, 1, path)
     return prob_name, labels_name, predicted
 
 
-def _read_npy_pair(options: _Options) -> tuple[NDArray, NDArray, str]:
+def _read_npy_pair(options: _Options) -> tuple[NDArray, NDArray | None, str]:
     labels_path = options.labels_path
+    if labels_path is None:  # optional_labels (checked before)
+        return _read_npy(options.path), None, ""
     return _read_npy(options.path), _read_labels(labels_path, options.sep), str(labels_path)
 
 
@@ -537,7 +557,11 @@ def _predictions_csv(options: _Options) -> _csv_reader:
         options.sep,
         labels_only=False,
         columns=_csv.Columns(
-            options.prob_column, options.labels_column, options.pred_column, options.scores
+            options.prob_column,
+            options.labels_column,
+            options.pred_column,
+            options.scores,
+            options.optional_labels,
         ),
         text_labels=options.classes is not None,
     )

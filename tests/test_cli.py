@@ -491,6 +491,15 @@ def test_readme_python_examples_run(tmp_path, monkeypatch):
         exec(compile(block, str(README), "exec"), {})
 
 
+def test_readme_slices_of_the_example_rows_select_fewer_rows():
+    # `example.calibration_rows[:2000]` on its 748 rows selected them all: a slice that does
+    # nothing reads as a subset that is not one.
+    example = load_example()
+    slices = re.findall(r"example\.(\w+_rows)\[:(\d+)\]", README.read_text())
+    for name, stop in slices:
+        assert int(stop) < getattr(example, name).size, f"example.{name}[:{stop}]"
+
+
 def test_readme_commands_are_the_ci_commands():
     text = README.read_text()
     assert "pip install . && calibration-toolbox report" in text

@@ -18,6 +18,9 @@ from calibration_toolbox.cli import main
 from calibration_toolbox.cli._parser import parser
 from tests.conftest import synthetic_example
 
+# These fit and apply on one file for brevity: the in-sample warning is shown, not raised.
+IN_SAMPLE = pytest.mark.filterwarnings("always:fitted on .*the very rows:UserWarning")
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -62,6 +65,7 @@ def test_recalibrate_writes_the_calibrated_probabilities_and_the_model(folder, c
     assert not [path.name for path in folder.iterdir() if path.name.endswith(".tmp")]
 
 
+@IN_SAMPLE
 def test_apply_of_a_saved_model_equals_its_predict_proba(folder, capsys):
     args = ["--method", "beta", "--fit", "binary.npz", "--apply", "binary.npz", "-o", "a.npz"]
     assert main(["recalibrate", *args, "--save-model", "beta.json"]) == 0
@@ -80,6 +84,7 @@ def test_apply_of_a_saved_model_equals_its_predict_proba(folder, capsys):
         assert_allclose(written["prob"], model.predict_proba(p), rtol=1e-12)
 
 
+@IN_SAMPLE
 def test_apply_converts_logits_for_a_probability_method(folder, capsys):
     example = synthetic_example()
     np.savez(folder / "zval.npz", logits=example.logits[:400], labels=example.labels[:400])
@@ -132,6 +137,7 @@ def test_failures_are_one_line_and_write_nothing(case, folder, capsys):
     assert sorted(path.name for path in folder.iterdir()) == before
 
 
+@IN_SAMPLE
 def test_apply_to_other_classes_is_refused_in_the_command_lines_words(folder, capsys):
     args = ["--method", "temperature", "--fit", "val.npz", "--apply", "val.npz", "-o", "o.npz"]
     assert main(["recalibrate", *args, "--save-model", "t.json"]) == 0

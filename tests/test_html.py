@@ -322,6 +322,36 @@ def test_a_class_conditional_table_is_refused_as_a_pooled_one():
     assert set(tables) == {"uncalibrated", "temperature"}
 
 
+def test_warnings_are_shown_by_what_they_concern_and_escaped():
+    document, tables, _ = build_report(n=50, n_classes=3, intervals=False)
+    document["warnings"] = [f"fitted on {HOSTILE}, the very rows scored"]
+    document["results"][1]["warnings"] = ["TemperatureScaling <did not> converge & more"]
+    page = render_report(document, tables)
+    parsed = Page(page)
+    assert "script" not in parsed.tags and "<did not>" not in page
+    section = parsed.text["warnings"]
+    assert f"file: fitted on {HOSTILE}, the very rows scored" in section
+    assert "temperature: TemperatureScaling <did not> converge & more" in section
+    assert section.index("file:") < section.index("temperature:")
+    # Beside the method's parameters, in the parameters table.
+    assert parsed.table("parameters")["header"] == ["method", "fitted parameters", "warnings"]
+    table = page[page.index('<table id="parameters">') :]
+    row = table[
+        table.index("<th>temperature</th>") : table.index(
+            "</tr>", table.index("<th>temperature</th>")
+        )
+    ]
+    assert '<div class="warning">TemperatureScaling &lt;did not&gt; converge &amp; more' in row
+    # Without warnings the page has no section and the table no column.
+    del document["warnings"], document["results"][1]["warnings"]
+    quiet = Page(render_report(document, tables))
+    assert "warnings" not in quiet.text
+    assert quiet.table("parameters")["header"] == ["method", "fitted parameters"]
+    document["warnings"] = "one string"
+    with pytest.raises(ValueError, match=r"`warnings` must be a list of strings"):
+        render_report(document, tables)
+
+
 # --------------------------------------------------------------------------- a real browser
 
 CHROMIUM_FLAGS = (

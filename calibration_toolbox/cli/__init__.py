@@ -9,7 +9,8 @@ Modules: ``_parser`` (options and help), ``_metrics`` and ``_methods`` (the name
 ``--metrics`` and ``--method``), ``_inputs`` (reading and splitting), ``_stream`` and
 ``_blocks`` (a file read in blocks: the report, the fit on its seeded share), ``_document`` (the
 numbers, as the JSON document), ``_text`` (table, diagrams, CSV), ``_files`` (atomic
-outputs: figure, HTML page, .npz) and ``_commands`` (the subcommands).
+outputs: figure, HTML page, .npz), ``_warned`` (the command line's words, and the warnings
+of a report by what they concern) and ``_commands`` (the subcommands).
 """
 
 from __future__ import annotations
@@ -22,36 +23,9 @@ from collections.abc import Iterator, Sequence
 
 from calibration_toolbox.cli._commands import COMMANDS
 from calibration_toolbox.cli._parser import UsageError, parser
+from calibration_toolbox.cli._warned import in_cli_words
 
 __all__ = ["main"]
-
-# The API's words in a message -> the command line's (backticks mark an argument's name).
-_CLI_WORDS = (
-    ("`logits=True`", "--logits"),
-    ("logits=True", "--logits"),
-    ("renormalize=True", "--renormalize"),
-    ("`prob_key`", "--prob-key"),
-    ("`labels_key`", "--labels-key"),
-    ("`labels_path`", "--labels"),
-    ("Pass `classes` (`--classes` on the command line)", "Pass --classes (or --classes-file)"),
-    ("classes=['cat', 'dog']", "--classes cat,dog"),
-    ("`classes`", "--classes"),
-    ("`prob_column`", "--prob-column"),
-    ("`labels_column`", "--labels-column"),
-    ("`pred_column`", "--pred-column"),
-    ("pass `scores=True` (`--scores` on the command line)", "pass --scores"),
-    ("`sep`", "--sep"),
-    ("`bins`", "--bins"),
-    ("`path`", "the file"),
-    ("`prob`", "the predictions array"),
-    ("`Scores`", "the scores"),
-    ("without Scores", "without --scores"),
-    ("with Scores", "with --scores"),
-    ("`X`", "the predictions array"),
-    ("`labels`", "the labels"),
-    ("`y`", "the labels"),
-    ("`", ""),
-)
 
 # The options that read a FILE (meaningless on the embedded example).
 _FILE_OPTIONS = (
@@ -82,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = _parse(command)
             output = COMMANDS[args.command](args, command)
         except _FAILURES as error:
-            print(f"calibration-toolbox: error: {_in_cli_words(error)}", file=sys.stderr)
+            print(f"calibration-toolbox: error: {in_cli_words(error)}", file=sys.stderr)
             return 2
     for message in dict.fromkeys(messages):  # each distinct warning once, in order
         print(f"calibration-toolbox: warning: {message}", file=sys.stderr)
@@ -105,22 +79,11 @@ def _collect_warnings(messages: list[str]) -> Iterator[None]:
     """Collect the text of every warning shown during the run (restores showwarning after)."""
 
     def collect(message, category, filename, lineno, file=None, line=None):
-        messages.append(_in_cli_words(message))
+        messages.append(in_cli_words(message))
 
     with warnings.catch_warnings():
         warnings.showwarning = collect
         yield
-
-
-def _in_cli_words(error: BaseException) -> str:
-    """One line in the command line's words: ``--prob-key`` for `prob_key`, and so on."""
-    if isinstance(error, OSError) and error.strerror and error.filename:
-        text = f"cannot read {error.filename}: {error.strerror}."
-    else:
-        text = str(error)
-    for api_word, cli_word in _CLI_WORDS:
-        text = text.replace(api_word, cli_word)
-    return " ".join(text.split())
 
 
 def _parse(argv: Sequence[str]):

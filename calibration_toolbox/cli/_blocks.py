@@ -13,10 +13,12 @@ then skips the fit rows.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 
 import numpy as np
 
@@ -85,8 +87,15 @@ class FileBlocks:
     file's row); later passes read checked rows.
     """
 
-    def __init__(self, args: argparse.Namespace, block_rows: int):
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        block_rows: int,
+        file_scope: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
+    ):
         self.args, self.block_rows = args, block_rows
+        self.file_scope = file_scope
+        """Where the checks' warnings are recorded (the file's, inside a method's fit too)."""
         self.total = total_rows(args.path)
         self.checked = False
         self.passes = 0
@@ -126,7 +135,8 @@ class FileBlocks:
             if args.renormalize:
                 predictions = renormalized(args.path, predictions, labels, args)
             if checking:
-                check_values(args.path, predictions, labels, args.logits, args.scores)
+                with self.file_scope():
+                    check_values(args.path, predictions, labels, args.logits, args.scores)
         except (ValueError, TypeError) as error:
             raise type(error)(in_file_rows(str(error), args.path, first_row)) from None
         return predictions
@@ -181,20 +191,31 @@ def _gather(blocks: FileBlocks, methods: Sequence[Method], why: str):
     return np.concatenate([p for p, _ in parts]), np.concatenate([y for _, y in parts])
 
 
-def fit_on_share(blocks: FileBlocks, methods: Sequence[Method], why: str) -> tuple[list, int]:
+def fit_on_share(
+    blocks: FileBlocks,
+    methods: Sequence[Method],
+    why: str,
+    scope: Callable[[str], AbstractContextManager[None]] | None = None,
+) -> tuple[list, int]:
     """Each method fitted on the seeded share of FILE, and the number of fit rows.
 
     When every method has ``fit_blocks``, each fit passes over the file; otherwise the fit
     rows are gathered in one pass (within :data:`FIT_BYTES`) and every method is fitted on
-    them in memory, as on the in-memory path.
+    them in memory, as on the in-memory path.  ``scope(name)`` is entered around the fit of
+    the method ``name`` (where its warnings are recorded).
     """
     logits = blocks.args.logits
+    scope = scope or (lambda name: contextlib.nullcontext())
+    models, n_fit = [], 0
     if all(hasattr(method.factory, "fit_blocks") for method in methods):
-        models, n_fit = [], 0
         for method in methods:
             share = _Share(blocks, method)
-            models.append(method.factory().fit_blocks(share))
+            with scope(method.name):
+                models.append(method.factory().fit_blocks(share))
             n_fit = share.n_fit
         return models, n_fit
     predictions, labels = _gather(blocks, methods, why)
-    return [fitted(method, predictions, labels, logits) for method in methods], len(labels)
+    for method in methods:
+        with scope(method.name):
+            models.append(fitted(method, predictions, labels, logits))
+    return models, len(labels)

@@ -14,7 +14,16 @@ from pathlib import Path
 
 from calibration_toolbox.cli._document import ReportOptions, build_report
 from calibration_toolbox.cli._files import check_output, write_html, write_npz, write_plot
-from calibration_toolbox.cli._inputs import Part, load_inputs, metric_view, read_predictions
+from calibration_toolbox.cli._inputs import (
+    Part,
+    check_fit_keys,
+    fit_keys,
+    fits_apart,
+    load_inputs,
+    metric_view,
+    read_predictions,
+    warn_same_rows,
+)
 from calibration_toolbox.cli._methods import (
     METHODS,
     Method,
@@ -29,7 +38,7 @@ from calibration_toolbox.cli._metrics import Metric, parse_metrics
 from calibration_toolbox.cli._parser import UsageError
 from calibration_toolbox.cli._stream import stream_report, streams
 from calibration_toolbox.cli._text import csv_text, parameters_text, table_text
-from calibration_toolbox.io import load_prob
+from calibration_toolbox.cli._warned import Warned
 from calibration_toolbox.metrics import ECE, negative_log_likelihood
 from calibration_toolbox.recalibration import load_recalibrator
 
@@ -38,9 +47,12 @@ __all__ = ["COMMANDS"]
 
 def _check_fit_options(args: argparse.Namespace, methods: tuple[Method, ...]) -> None:
     """The options that choose the fit rows, against each other and the methods."""
-    if args.split is not None and args.fit_on is not None:
-        raise UsageError("--split and --fit-on both choose the rows to fit on; give one of them.")
-    for option, value in (("--fit-on", args.fit_on), ("--split", args.split)):
+    apart = "--fit-on" if args.fit_on is not None else "--fit-prob-key"
+    if args.split is not None and fits_apart(args):
+        raise UsageError(f"--split and {apart} both choose the rows to fit on; give one of them.")
+    check_fit_keys(args, args.fit_on if args.fit_on is not None else args.path, apart)
+    options = (("--fit-on", args.fit_on), ("--fit-prob-key", args.fit_prob_key))
+    for option, value in (*options, ("--split", args.split)):
         if value is not None and not methods:
             raise UsageError(f"{option} chooses the rows to fit on; it needs --method.")
         if value is not None and args.path is None:
@@ -48,7 +60,7 @@ def _check_fit_options(args: argparse.Namespace, methods: tuple[Method, ...]) ->
                 f"{option} needs a predictions FILE; the embedded example has its own "
                 "calibration half."
             )
-    seeded = args.ci or (methods and args.fit_on is None and args.path is not None)
+    seeded = args.ci or (methods and not fits_apart(args) and args.path is not None)
     if args.seed is not None and not seeded:
         raise UsageError("--seed seeds --split and --ci; it means nothing without them.")
     if args.n_resamples is not None and not args.ci:
@@ -106,17 +118,20 @@ def _report_options(args: argparse.Namespace) -> ReportOptions:
 def report(args: argparse.Namespace, command: Sequence[str]) -> str:
     """``report``: the metrics before and after each method, as a table, JSON or CSV."""
     options = _report_options(args)
-    if streams(args):
-        result = stream_report(args, options, command)
-    else:
-        if args.block_rows is not None:
-            whole = args.path or "the embedded example"
-            raise UsageError(
-                f"--block-rows sizes the blocks of a file read in blocks; {whole} is read "
-                "whole (add --stream)."
-            )
-        inputs = load_inputs(args, fitting=bool(options.methods))
-        result = build_report(inputs, options, command)
+    warned = Warned()
+    with warned.of_file():
+        if streams(args):
+            result = stream_report(args, options, command, warned)
+        else:
+            if args.block_rows is not None:
+                whole = args.path or "the embedded example"
+                raise UsageError(
+                    f"--block-rows sizes the blocks of a file read in blocks; {whole} is read "
+                    "whole (add --stream)."
+                )
+            inputs = load_inputs(args, fitting=bool(options.methods))
+            result = build_report(inputs, options, command, warned)
+    result.document["warnings"] = warned.file
     if args.plot is not None:
         write_plot(args.plot, result)
     if args.html is not None:
@@ -127,27 +142,37 @@ def report(args: argparse.Namespace, command: Sequence[str]) -> str:
 
 
 def _read_to_calibrate(path: str, args: argparse.Namespace) -> Part:
-    """Predictions to calibrate, with their labels if the file has them.
+    """Predictions to calibrate, with their labels when asked for or named by the file.
 
-    A ``.npy`` without ``--labels`` is predictions only; the recalibrator checks them.
+    Without labels the predictions are checked by the recalibrator that takes them.
     """
-    if Path(path).suffix.lower() == ".npy" and args.labels is None:
-        predictions = load_prob(path)
-        if predictions.ndim == 2 and predictions.shape[1] == 1:
-            predictions = predictions[:, 0]
-        return Part(predictions, None)
-    return Part(*read_predictions(path, args, labels_path=args.labels))
+    return Part(*read_predictions(path, args, labels_path=args.labels, optional_labels=True))
+
+
+def _check_unnamed_labels(part: Part, n_classes: int, path: str) -> None:
+    """Refuse one column more than the model's classes: most likely labels nothing names."""
+    columns = part.predictions.shape[1] if part.predictions.ndim == 2 else 1
+    if part.labels is None and columns == n_classes + 1:
+        raise ValueError(
+            f"{path} holds {columns} columns of predictions but the model takes "
+            f"{n_classes} classes: if one column holds the labels, name it (a "
+            f"header naming it label, labels or y, or --labels-column; --labels-key in a "
+            ".npz): labels are read only where named, never by position."
+        )
 
 
 def _calibrate(
-    model, method: Method, part: Part, path: str, args: argparse.Namespace
+    model, method: Method, part: Part, path: str, args: argparse.Namespace, done: str
 ) -> list[str]:
-    """Apply ``model`` to ``part``, write ``-o``, and say what was done in a few lines."""
+    """Apply ``model`` to ``part``, write ``-o``, and say what was done in a few lines.
+
+    ``done``: what the model did with the converted predictions (``"fitted and applied
+    on"``, ``"applied to"``).
+    """
     logits = args.logits
     calibrated = model.predict_proba(method_input(part.predictions, method, logits))
     one_column = part.predictions.ndim == 1
-    lines = conversion_lines([method], logits, one_column)
-    lines = [line.replace("fitted on", "fitted and applied on") for line in lines]
+    lines = conversion_lines([method], logits, one_column, done)
     arrays = {"prob": calibrated}
     if part.labels is not None:
         arrays["labels"] = part.labels
@@ -173,14 +198,20 @@ def recalibrate(args: argparse.Namespace, command: Sequence[str]) -> str:
     check_output(args.save_model, "--save-model")
     if Path(args.fit).suffix.lower() == ".npy":
         raise UsageError("--fit needs the labels in the same file: a .npz or a .csv.")
+    check_fit_keys(args, args.fit, "--fit")
     method = METHODS[args.method]
-    fit = Part(*read_predictions(args.fit, args))
+    prob_key, labels_key = fit_keys(args)
+    keys = {"prob_key": prob_key, "labels_key": labels_key}
+    fit = Part(*read_predictions(args.fit, argparse.Namespace(**{**vars(args), **keys})))
     to_calibrate = _read_to_calibrate(args.apply, args)
+    warn_same_rows(to_calibrate, fit, f"{args.fit} (--fit)", args.apply, "--fit")
+    n_classes = 2 if fit.predictions.ndim == 1 else fit.predictions.shape[1]
+    _check_unnamed_labels(to_calibrate, n_classes, args.apply)
     model = fitted(method, fit.predictions, fit.labels, args.logits)
     lines = [
         f"{method.title} fitted on {args.fit} ({len(fit.labels):,} rows){_fitted_numbers(model)}"
     ]
-    lines += _calibrate(model, method, to_calibrate, args.apply, args)
+    lines += _calibrate(model, method, to_calibrate, args.apply, args, "fitted and applied on")
     if args.save_model is not None:
         model.save(args.save_model)
         lines.append(f"saved the model to {args.save_model} (calibration-toolbox apply reads it)")
@@ -193,8 +224,11 @@ def apply(args: argparse.Namespace, command: Sequence[str]) -> str:
     model = load_recalibrator(args.model)
     method = method_of(model)
     to_calibrate = _read_to_calibrate(args.path, args)
+    _check_unnamed_labels(to_calibrate, len(model.classes_), args.path)
     lines = [f"{method.title} read from {args.model}{_fitted_numbers(model)}"]
-    return "\n".join(lines + _calibrate(model, method, to_calibrate, args.path, args))
+    return "\n".join(
+        lines + _calibrate(model, method, to_calibrate, args.path, args, "applied to")
+    )
 
 
 COMMANDS = {"report": report, "recalibrate": recalibrate, "apply": apply}

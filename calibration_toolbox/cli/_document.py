@@ -3,10 +3,12 @@
 The document's shape is the contract shared with the HTML page (``_html.render_report``):
 ``tool``, ``version``, ``command``, ``versions``, ``file``, ``input``, ``n_classes``, ``n``,
 ``n_fit``, ``fit``, ``bins``, ``metrics`` and ``results``, one entry per method
-(``"uncalibrated"`` first) with ``parameters``, ``accuracy`` (``mean_target`` and
+(``"uncalibrated"`` first) with ``parameters``, ``warnings`` (the method's, in the command
+line's words), ``accuracy`` (``mean_target`` and
 ``mean_score`` with ``--scores``), ``metrics``, ``intervals`` (with ``--ci``),
 ``reliability`` (the top-label table's non-empty bins) and ``per_class`` (with
-``--per-class``).  Every number is the library's own call on the same arrays.
+``--per-class``), then ``warnings``: those of the file (the rest).  Every number is the
+library's own call on the same arrays.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy
+from scipy.stats import binom
 
 from calibration_toolbox import __version__
+from calibration_toolbox._warnings import warn
 from calibration_toolbox.cli._inputs import Inputs, metric_view
 from calibration_toolbox.cli._methods import (
     Method,
@@ -30,18 +34,25 @@ from calibration_toolbox.cli._methods import (
     progress,
 )
 from calibration_toolbox.cli._metrics import Metric
+from calibration_toolbox.cli._warned import Warned
 from calibration_toolbox.metrics import CalibrationTable, calibration_table
 from calibration_toolbox.stats import bootstrap
 
 __all__ = [
+    "SIGNIFICANCE",
     "Report",
     "ReportOptions",
     "build_report",
+    "class_changes",
     "header",
     "per_class_rows",
     "reliability",
     "summary",
+    "warn_if_less_accurate",
 ]
+
+SIGNIFICANCE = 0.01
+"""A method whose loss of accuracy has a p-value below this is warned of (McNemar's test)."""
 
 
 @dataclass(frozen=True)
@@ -233,8 +244,47 @@ def header(
     }
 
 
-def build_report(inputs: Inputs, options: ReportOptions, command: Sequence[str]) -> Report:
-    """Every number of the report: uncalibrated, then each method fitted and applied."""
+def class_changes(view: np.ndarray, calibrated: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The rows a method turns from right to wrong and from wrong to right (predicted class)."""
+    before = np.argmax(view, axis=1) == labels
+    after = np.argmax(calibrated, axis=1) == labels
+    return np.array([np.count_nonzero(before & ~after), np.count_nonzero(~before & after)])
+
+
+def warn_if_less_accurate(method: Method, before: dict, after: dict, changes) -> None:
+    """Warn when ``method`` lowers the accuracy of the scored rows, beyond chance.
+
+    ``changes`` holds the rows turned wrong and those turned right: under no change of
+    accuracy each changed row is either with probability 1/2 (McNemar's exact test), and the
+    warning is given when the one-sided p-value is below :data:`SIGNIFICANCE`.  A
+    recalibration map is meant to change the confidence, not the predicted class (vector,
+    matrix, Dirichlet scaling and the binning methods can change both).
+    """
+    worse, better = (int(count) for count in changes)
+    if "accuracy" not in before or worse <= better:
+        return
+    p_value = float(binom.cdf(better, worse + better, 0.5))
+    if p_value < SIGNIFICANCE:
+        warn(
+            f"{method.title} lowers the accuracy of the scored rows from "
+            f"{before['accuracy']:.4f} to {after['accuracy']:.4f}: it turns {worse:,} right "
+            f"predictions wrong and {better:,} wrong ones right (McNemar's exact test: p = "
+            f"{p_value:.2g}); it changes the predicted class, not only the confidence."
+        )
+
+
+def build_report(
+    inputs: Inputs,
+    options: ReportOptions,
+    command: Sequence[str],
+    warned: Warned | None = None,
+) -> Report:
+    """Every number of the report: uncalibrated, then each method fitted and applied.
+
+    ``warned`` records the warnings of each method (its fit, application and numbers) as
+    that method's: the ``warnings`` of its entry.
+    """
+    warned = Warned() if warned is None else warned
     one_column = inputs.test.predictions.ndim == 1
     notes = conversion_lines(options.methods, inputs.logits, one_column)
     report = Report(_header(inputs, options, command), inputs.title, notes)
@@ -244,11 +294,23 @@ def build_report(inputs: Inputs, options: ReportOptions, command: Sequence[str])
     before = _entry(
         report, "uncalibrated", inputs.test.predictions, inputs.logits, inputs, options
     )
-    results = [{"method": "uncalibrated", "parameters": {}, **before}]
+    results = [{"method": "uncalibrated", "parameters": {}, "warnings": [], **before}]
     for method in options.methods:
-        calibrated, fitted_numbers = _calibrated(method, inputs)
-        # Every method's output is probabilities.
-        entry = _entry(report, method.name, calibrated, False, inputs, options)
-        results.append({"method": method.name, "parameters": fitted_numbers, **entry})
+        with warned.method(method.name):
+            calibrated, fitted_numbers = _calibrated(method, inputs)
+            # Every method's output is probabilities.
+            entry = _entry(report, method.name, calibrated, False, inputs, options)
+            if not inputs.scores:
+                view = metric_view(inputs.test.predictions, False, inputs.logits)
+                changes = class_changes(view, calibrated, inputs.test.labels)
+                warn_if_less_accurate(method, before, entry, changes)
+        results.append(
+            {
+                "method": method.name,
+                "parameters": fitted_numbers,
+                "warnings": warned.of(method.name),
+                **entry,
+            }
+        )
     report.document["results"] = results
     return report

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from calibration_toolbox import __version__
 from calibration_toolbox._validation import check_predictions
+from calibration_toolbox._warnings import warn
 from calibration_toolbox.cli._parser import UsageError
 from calibration_toolbox.datasets import load_example
 from calibration_toolbox.io import load_predictions
@@ -24,19 +27,26 @@ from calibration_toolbox.scores import Scores
 __all__ = [
     "Inputs",
     "Part",
+    "check_fit_keys",
     "check_same_columns",
     "check_split",
     "check_values",
     "class_names",
     "file_options",
     "file_title",
+    "fit_keys",
     "fit_rows",
+    "fits_apart",
     "load_inputs",
     "metric_view",
+    "read_fit",
     "read_predictions",
     "renormalized",
+    "same_file_and_keys",
+    "same_rows_message",
     "split_options",
     "split_text",
+    "warn_same_rows",
 ]
 
 
@@ -92,16 +102,89 @@ def load_inputs(args: argparse.Namespace, fitting: bool) -> Inputs:
     whole = Part(predictions, labels)
     if not fitting:
         return Inputs(title, args.path, whole, None, None, args.logits, args.scores)
-    if args.fit_on is not None:
-        fit = Part(*read_predictions(args.fit_on, args))
-        check_same_columns(whole, fit, args)
-        text = f"{args.fit_on} (--fit-on)"
+    if fits_apart(args):
+        fit, text = read_fit(args)
+        check_same_columns(whole, fit, text, args.path)
+        warn_same_rows(whole, fit, text, args.path)
         return Inputs(title, args.path, whole, fit, text, args.logits, args.scores)
     fraction, seed = split_options(args)
     fit_rows_, test_rows = _split(len(labels), args.path, fraction, seed)
     text = split_text(fraction, seed)
     test, fit = (Part(predictions[rows], labels[rows]) for rows in (test_rows, fit_rows_))
     return Inputs(title, args.path, test, fit, text, args.logits, args.scores)
+
+
+def fits_apart(args: argparse.Namespace) -> bool:
+    """Whether the methods are fitted on rows named apart: ``--fit-on`` or ``--fit-prob-key``."""
+    return args.fit_on is not None or args.fit_prob_key is not None
+
+
+def fit_keys(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The arrays of the fit rows in their file: ``--fit-prob-key`` and ``--fit-labels-key``.
+
+    Without them, those of FILE (``--prob-key``, ``--labels-key``): a validation file laid out
+    as FILE is.
+    """
+    if args.fit_prob_key is None:
+        return args.prob_key, args.labels_key
+    return args.fit_prob_key, args.fit_labels_key
+
+
+def check_fit_keys(args: argparse.Namespace, fit_path: str | None, option: str) -> None:
+    """``--fit-prob-key`` and ``--fit-labels-key`` go together, and name arrays of a .npz."""
+    given = [name for name in ("prob", "labels") if getattr(args, f"fit_{name}_key") is not None]
+    if len(given) == 1:
+        other = "labels" if given == ["prob"] else "prob"
+        raise UsageError(
+            f"--fit-{given[0]}-key needs --fit-{other}-key: the fit rows' predictions and "
+            "labels are two arrays, both named (a default could pick the other split's)."
+        )
+    if given and fit_path is not None and Path(fit_path).suffix.lower() != ".npz":
+        raise UsageError(
+            f"--fit-prob-key and --fit-labels-key name arrays of a .npz; {option} {fit_path} "
+            "is not one."
+        )
+
+
+def read_fit(args: argparse.Namespace) -> tuple[Part, str]:
+    """The report's fit rows (``--fit-on`` or ``--fit-prob-key``) and their words."""
+    path = args.fit_on if args.fit_on is not None else args.path
+    prob_key, labels_key = fit_keys(args)
+    options = argparse.Namespace(**{**vars(args), "prob_key": prob_key, "labels_key": labels_key})
+    fit = Part(*read_predictions(path, options))
+    if args.fit_prob_key is None:
+        return fit, f"{path} (--fit-on)"
+    return fit, f"arrays {prob_key!r} and {labels_key!r} of {path} (--fit-prob-key)"
+
+
+def warn_same_rows(
+    scored: Part, fit: Part, fit_text: str, path: str, file_option: str = "--fit-on"
+) -> None:
+    """Warn when the rows fitted on are the rows scored (equal predictions and labels)."""
+    same = np.array_equal(scored.predictions, fit.predictions) and (
+        scored.labels is None or np.array_equal(scored.labels, fit.labels)
+    )
+    if same:
+        warn(same_rows_message(fit_text, path, file_option))
+
+
+def same_file_and_keys(args: argparse.Namespace) -> bool:
+    """Whether the fit rows are FILE's own arrays (a file read in blocks is not compared)."""
+    path = args.fit_on if args.fit_on is not None else args.path
+    try:
+        same_file = os.path.samefile(path, args.path)
+    except OSError:  # a missing file: the reader says so in its words
+        return False
+    return same_file and fit_keys(args) == (args.prob_key, args.labels_key)
+
+
+def same_rows_message(fit_text: str, path: str, file_option: str = "--fit-on") -> str:
+    """The warning of a fit on the very rows that are then scored (``file_option``: its file)."""
+    return (
+        f"fitted on {fit_text}, the very rows of {path} that are scored: the numbers after "
+        "recalibration are in-sample, not a held-out measure; name the validation arrays "
+        f"with --fit-prob-key and --fit-labels-key, or a validation file with {file_option}."
+    )
 
 
 def split_options(args: argparse.Namespace) -> tuple[float, int]:
@@ -133,15 +216,24 @@ def _example(fitting: bool) -> Inputs:
 
 
 def read_predictions(
-    path: str, args: argparse.Namespace, labels_path: str | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+    path: str,
+    args: argparse.Namespace,
+    labels_path: str | None = None,
+    optional_labels: bool = False,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Predictions and labels of a file, checked whole (``--renormalize`` applied).
 
     A single column of predictions becomes a 1-D array: P(y = 1), or the log-odds.
+    ``optional_labels``: labels only when asked for or named by the file (else None, and
+    the values are left to the recalibrator that takes them).
     """
-    predictions, labels = load_predictions(path, labels_path=labels_path, **file_options(args))
+    predictions, labels = load_predictions(
+        path, labels_path=labels_path, optional_labels=optional_labels, **file_options(args)
+    )
     if predictions.ndim == 2 and predictions.shape[1] == 1:
         predictions = predictions[:, 0]
+    if labels is None:
+        return predictions, None
     if args.renormalize:
         predictions = renormalized(path, predictions, labels, args)
     check_values(path, predictions, labels, args.logits, args.scores)
@@ -200,13 +292,13 @@ def check_values(
         raise kind(f"{path}: {error}") from None
 
 
-def check_same_columns(test: Part, fit: Part, args: argparse.Namespace) -> None:
+def check_same_columns(test: Part, fit: Part, fit_text: str, path: str) -> None:
+    """The fit rows (``fit_text``) have as many columns of predictions as FILE (``path``)."""
     shapes = test.predictions.shape[1:], fit.predictions.shape[1:]
     if shapes[0] != shapes[1]:
         columns = [f"{shape[0]} columns" if shape else "one column" for shape in shapes]
         raise ValueError(
-            f"{args.fit_on} (--fit-on) holds {columns[1]} of predictions but {args.path} "
-            f"holds {columns[0]}."
+            f"{fit_text} holds {columns[1]} of predictions but {path} holds {columns[0]}."
         )
 
 

@@ -9,6 +9,7 @@ converts the file's predictions to that, and :func:`conversion_lines` says so in
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ import numpy as np
 from scipy.special import expit, softmax
 
 from calibration_toolbox import recalibration
+from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning
 from calibration_toolbox.recalibration import Recalibrator
 
 __all__ = [
@@ -107,13 +109,11 @@ def _conversion(needs: str, logits: bool, one_column: bool) -> str | None:
         return None
     if needs == "logits":
         if one_column:
-            return (
-                "fitted on the log-odds log(p / (1 - p)) of P(y = 1) (0 and 1 floored at 1e-300)"
-            )
-        return "fitted on the log-probabilities log(p) (zeros floored at 1e-300)"
+            return "the log-odds log(p / (1 - p)) of P(y = 1) (0 and 1 floored at 1e-300)"
+        return "the log-probabilities log(p) (zeros floored at 1e-300)"
     if one_column:
-        return "fitted on the probabilities sigmoid(z) of the log-odds (--logits)"
-    return "fitted on the probabilities softmax(z) of the logits (--logits)"
+        return "the probabilities sigmoid(z) of the log-odds (--logits)"
+    return "the probabilities softmax(z) of the logits (--logits)"
 
 
 def method_input(predictions: np.ndarray, method: Method, logits: bool) -> np.ndarray:
@@ -133,14 +133,20 @@ def method_input(predictions: np.ndarray, method: Method, logits: bool) -> np.nd
     return np.log(np.maximum(values, _LOG_FLOOR))
 
 
-def conversion_lines(methods: Sequence[Method], logits: bool, one_column: bool) -> list[str]:
-    """One line per conversion of the input: ``"vector, matrix: fitted on ..."``."""
+def conversion_lines(
+    methods: Sequence[Method], logits: bool, one_column: bool, done: str = "fitted on"
+) -> list[str]:
+    """One line per conversion of the input: ``"vector, matrix: fitted on ..."``.
+
+    ``done`` says what was done with the converted predictions (``"applied to"`` for a
+    model read from a file).
+    """
     methods_by_note: dict[str, list[str]] = {}
     for method in methods:
         note = _conversion(method.needs, logits, one_column)
         if note is not None:
             methods_by_note.setdefault(note, []).append(method.name)
-    return [f"{', '.join(names)}: {note}" for note, names in methods_by_note.items()]
+    return [f"{', '.join(names)}: {done} {note}" for note, names in methods_by_note.items()]
 
 
 def progress(text: str) -> None:
@@ -155,10 +161,17 @@ def progress(text: str) -> None:
 
 
 def fitted(method: Method, predictions: np.ndarray, labels: np.ndarray, logits: bool):
-    """``method`` fitted on the predictions (converted as it needs them) and labels."""
+    """``method`` fitted on the predictions (converted as it needs them) and labels.
+
+    With ``logits`` (``--logits``), the file's own check has said already if its rows look
+    like probabilities: the fit's warning of the same is left out.
+    """
     progress(f"fitting {method.title} on {len(labels):,} rows")
     try:
-        return method.factory().fit(method_input(predictions, method, logits), labels)
+        with warnings.catch_warnings():
+            if logits:
+                warnings.simplefilter("ignore", ProbabilitiesAsLogitsWarning)
+            return method.factory().fit(method_input(predictions, method, logits), labels)
     finally:
         progress("")
 

@@ -52,7 +52,9 @@ def _fraction(text: str) -> float:
     except ValueError:
         value = -1.0
     if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1; got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"must be a number strictly between 0 and 1, in (0, 1); got {text!r}"
+        )
     return value
 
 
@@ -65,7 +67,9 @@ def _figure_path(text: str) -> str:
 
 
 def _fill(text: str) -> str:
-    return textwrap.fill(text, width=79, initial_indent="  ", subsequent_indent="  ")
+    return textwrap.fill(
+        text, width=79, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
+    )
 
 
 _FILES_HELP = [
@@ -116,7 +120,11 @@ _FILES_HELP = [
 _METHODS_HELP = [
     "recalibration:",
     _fill(
-        "--method fits each method on --fit-on VALIDATION_FILE, or on the rows i (from 0) "
+        "--method fits each method on --fit-on VALIDATION_FILE (read as FILE is, with "
+        "--prob-key and --labels-key), on the arrays --fit-prob-key KEY --fit-labels-key KEY "
+        "(both: the two arrays of the fit rows) of --fit-on or, without it, of FILE itself "
+        "(one .npz holding both splits: --prob-key logits_test --labels-key y_test "
+        "--fit-prob-key logits_val --fit-labels-key y_val), or on the rows i (from 0) "
         "whose i-th output of SplitMix64 seeded with SEED, as a number in [0, 1), is below "
         "FRACTION (--split FRACTION --seed SEED; default 0.5 and 0: about FRACTION of the "
         "rows, the same rows whether FILE is read whole or in blocks), and reports the "
@@ -126,7 +134,22 @@ _METHODS_HELP = [
         "column P(y = 1) as the log-odds log(p / (1 - p)); zeros floored at 1e-300). "
         "dirichlet, beta, isotonic and histogram take probabilities: logits are given as "
         "softmax(z) (a single column as sigmoid(z)). The report says which conversion it "
-        "made. With --scores the recalibrated scores are reported as scores."
+        "made. With --scores the recalibrated scores are reported as scores. Methods "
+        "fitted on the very rows they are scored on (the same file with the same keys, or "
+        "equal arrays) give in-sample numbers: a warning says so. So does a method that "
+        "lowers the accuracy of the scored rows beyond chance (McNemar's exact test on the "
+        "rows it turns wrong and right, p < 0.01). Every warning is one line on stderr, and "
+        "is in the JSON document and the HTML page: a method's in its entry, the file's at "
+        "the top."
+    ),
+]
+
+_RECALIBRATE_HELP = [
+    "recalibrate:",
+    _fill(
+        "--method is fitted on --fit FILE, read with --fit-prob-key and --fit-labels-key "
+        "(both, for one .npz holding both splits) or else as --apply is (--prob-key, "
+        "--labels-key); a fit on the very rows applied to is warned about."
     ),
 ]
 
@@ -221,6 +244,12 @@ def _add_layout_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_fit_keys(command: argparse.ArgumentParser, where: str) -> None:
+    """``--fit-prob-key`` and ``--fit-labels-key``: the fit rows' arrays of a .npz."""
+    command.add_argument("--fit-prob-key", metavar="KEY", help=f"predictions to fit on in {where}")
+    command.add_argument("--fit-labels-key", metavar="KEY", help=f"labels to fit on in {where}")
+
+
 def _add_report(commands) -> None:
     report = commands.add_parser(
         "report",
@@ -252,6 +281,7 @@ def _add_report(commands) -> None:
     )
     report.add_argument("--recalibrate", action="store_true", help="same as --method temperature")
     report.add_argument("--fit-on", metavar="FILE", help="fit the methods on this file")
+    _add_fit_keys(report, "--fit-on FILE (default: FILE)")
     report.add_argument(
         "--split", type=_fraction, metavar="FRACTION", help="fit on this seeded share (0.5)"
     )
@@ -281,7 +311,7 @@ def _add_recalibrate(commands) -> None:
     command = commands.add_parser(
         "recalibrate",
         help="fit a method on one file and apply it to another",
-        epilog="\n".join([*_FILES_HELP, "", *_METHODS_HELP]),
+        epilog="\n".join([*_FILES_HELP, "", *_METHODS_HELP, "", *_RECALIBRATE_HELP]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     command.add_argument(
@@ -292,6 +322,7 @@ def _add_recalibrate(commands) -> None:
         help="one method (see recalibration)",
     )
     command.add_argument("--fit", required=True, metavar="FILE", help="predictions to fit on")
+    _add_fit_keys(command, "--fit FILE")
     command.add_argument("--apply", required=True, metavar="FILE", help="predictions to calibrate")
     command.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (and labels)"
@@ -301,17 +332,34 @@ def _add_recalibrate(commands) -> None:
     command.set_defaults(scores=False, renormalize=False)
 
 
+_APPLY_HELP = [
+    "labels:",
+    _fill(
+        "apply needs no labels: FILE may hold the predictions only (a .npz with the "
+        "predictions array alone, a .csv of prediction columns, a .npy, a .parquet). Labels "
+        "are read only when asked for (--labels, --labels-key, --labels-column) or named by "
+        f"the file (a .npz array or .parquet column named {', '.join(LABEL_KEYS)}; a .csv "
+        f"column headed {', '.join(CSV_LABEL_COLUMNS)}): every other column of a .csv is a "
+        "prediction, and the rules above that pick a labels array or column by position "
+        "(the only 1-D array, the last column) do not apply. Labels read are carried "
+        "along: written to OUT beside prob, with the ECE and NLL before and after."
+    ),
+]
+
+
 def _add_apply(commands) -> None:
     command = commands.add_parser(
         "apply",
         help="apply a saved model (recalibrate --save-model) to predictions",
-        epilog="\n".join(_FILES_HELP),
+        epilog="\n".join([*_FILES_HELP, "", *_APPLY_HELP]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     command.add_argument("model", help="a model saved by recalibrate --save-model (.json)")
-    command.add_argument("path", help="predictions to calibrate (.npz, .npy, .csv, ...)")
     command.add_argument(
-        "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (and labels)"
+        "path", help="predictions to calibrate (.npz, .npy, .csv, ...); no labels needed"
+    )
+    command.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (labels if read)"
     )
     _add_loading_options(command, "labels file for a .npy of predictions (optional)")
     command.set_defaults(scores=False, renormalize=False)

@@ -19,28 +19,36 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
+
 from calibration_toolbox import CalibrationAccumulator
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.cli._blocks import FileBlocks, fit_on_share, in_file_rows
 from calibration_toolbox.cli._document import (
     Report,
     ReportOptions,
+    class_changes,
     header,
     per_class_rows,
     reliability,
     summary,
+    warn_if_less_accurate,
 )
 from calibration_toolbox.cli._inputs import (
     Part,
     check_same_columns,
     file_title,
     fit_rows,
+    fits_apart,
     metric_view,
-    read_predictions,
+    read_fit,
+    same_file_and_keys,
+    same_rows_message,
     split_options,
     split_text,
 )
 from calibration_toolbox.cli._methods import conversion_lines, fitted, method_input, parameters
+from calibration_toolbox.cli._warned import Warned
 from calibration_toolbox.io import DEFAULT_BLOCK_ROWS
 from calibration_toolbox.scores import Scores
 
@@ -99,8 +107,10 @@ class _Columns:
     of the report.
     """
 
-    def __init__(self, args: argparse.Namespace, options: ReportOptions, blocks: FileBlocks):
-        self.args, self.options = args, options
+    def __init__(
+        self, args: argparse.Namespace, options: ReportOptions, blocks: FileBlocks, warned: Warned
+    ):
+        self.args, self.options, self.warned = args, options, warned
         tables = _tables(options, args.scores)
         keywords = {"bins": options.bins, "scores": args.scores, "tables": tables}
         self.names = ["uncalibrated", *(method.name for method in options.methods)]
@@ -110,25 +120,31 @@ class _Columns:
         self.models = []
         self.split = None
         self.fit_rows = self.fit_text = None
-        if options.methods and args.fit_on is not None:
-            self.fit = Part(*read_predictions(args.fit_on, args))
-            self.models = [
-                fitted(method, self.fit.predictions, self.fit.labels, args.logits)
-                for method in options.methods
-            ]
-            self.fit_rows, self.fit_text = len(self.fit.labels), f"{args.fit_on} (--fit-on)"
+        if options.methods and fits_apart(args):
+            self.fit, self.fit_text = read_fit(args)
+            if same_file_and_keys(args):
+                warn(same_rows_message(self.fit_text, args.path))
+            for method in options.methods:
+                with warned.method(method.name):
+                    model = fitted(method, self.fit.predictions, self.fit.labels, args.logits)
+                self.models.append(model)
+            self.fit_rows = len(self.fit.labels)
         elif options.methods:
-            self.models, self.fit_rows = fit_on_share(blocks, options.methods, _why(args))
+            self.models, self.fit_rows = fit_on_share(
+                blocks, options.methods, _why(args), warned.method
+            )
             self.split = split_options(args)
             self.fit_text = split_text(*self.split)
         self.rows = 0
         self.one_column = False
+        self.changes = {method.name: np.zeros(2, dtype=np.int64) for method in options.methods}
+        """Per method, the rows it turned from right to wrong and from wrong to right."""
 
     def add(self, blocks: FileBlocks, first_row: int, predictions, labels) -> None:
         """Add a block's test rows (all its rows without a split) to every column."""
         args = self.args
         if self.rows == 0 and self.fit is not None:
-            check_same_columns(Part(predictions, labels), self.fit, args)
+            check_same_columns(Part(predictions, labels), self.fit, self.fit_text, args.path)
         if self.split is not None:
             test = ~fit_rows(first_row, len(labels), *self.split)
             predictions, labels = predictions[test], labels[test]
@@ -145,8 +161,12 @@ class _Columns:
         for method, model, accumulator in zip(
             self.options.methods, self.models, self.accumulators[1:], strict=True
         ):
-            calibrated = model.predict_proba(method_input(predictions, method, args.logits))
-            accumulator.update(Scores(calibrated[:, 1]) if args.scores else calibrated, labels)
+            with self.warned.method(method.name):
+                calibrated = model.predict_proba(method_input(predictions, method, args.logits))
+                accumulator.update(Scores(calibrated[:, 1]) if args.scores else calibrated, labels)
+            if not args.scores:
+                view = metric_view(predictions, False, args.logits)
+                self.changes[method.name] += class_changes(view, calibrated, labels)
         self.rows += len(labels)
 
 
@@ -171,16 +191,20 @@ def _entry(report: Report, name: str, accumulator, options: ReportOptions, score
 
 
 def stream_report(
-    args: argparse.Namespace, options: ReportOptions, command: Sequence[str]
+    args: argparse.Namespace, options: ReportOptions, command: Sequence[str], warned: Warned
 ) -> Report:
-    """The report of FILE read in blocks: the metrics the sums determine, one pass."""
+    """The report of FILE read in blocks: the metrics the sums determine, one pass.
+
+    ``warned`` records the warnings of each method (its fit, application and numbers) as
+    that method's, and those of the file's checks as the file's.
+    """
     left_out = _left_out(args, options)
     options = replace(
         options, metrics=tuple(m for m in options.metrics if m.streamed is not None), ci=False
     )
     block_rows = DEFAULT_BLOCK_ROWS if args.block_rows is None else args.block_rows
-    blocks = FileBlocks(args, block_rows)
-    columns = _Columns(args, options, blocks)
+    blocks = FileBlocks(args, block_rows, warned.of_file)
+    columns = _Columns(args, options, blocks, warned)
     what = "report" if blocks.passes == 0 else f"pass {blocks.passes + 1}, report"
     # A file not checked by a fit's pass is checked by the accumulator of its first column:
     # one check per block (checked in the CLI too before: 11.2 -> 10.6 s on 50M x 10, 4.9 ->
@@ -205,11 +229,15 @@ def stream_report(
     if options.class_tables and not args.scores:
         report.class_tables = {}
     document["conversions"] = notes
-    fitted_numbers = [{}, *(parameters(model) for model in columns.models)]
-    document["results"] = [
-        {"method": name, "parameters": numbers, **_entry(report, name, acc, options, args.scores)}
-        for name, numbers, acc in zip(
-            columns.names, fitted_numbers, columns.accumulators, strict=True
-        )
-    ]
+    before = _entry(report, "uncalibrated", accumulator, options, args.scores)
+    results = [{"method": "uncalibrated", "parameters": {}, "warnings": [], **before}]
+    for method, model, method_accumulator in zip(
+        options.methods, columns.models, columns.accumulators[1:], strict=True
+    ):
+        with warned.method(method.name):
+            entry = _entry(report, method.name, method_accumulator, options, args.scores)
+            warn_if_less_accurate(method, before, entry, columns.changes[method.name])
+        numbers = {"parameters": parameters(model), "warnings": warned.of(method.name)}
+        results.append({"method": method.name, **numbers, **entry})
+    document["results"] = results
     return report

@@ -132,7 +132,10 @@ def _summary(document: dict, first: dict, scores: bool) -> list[str]:
             f"metrics on {document['n']:,} rows"
         )
     lines += document["conversions"]
-    lines = [textwrap.fill(line, width=79, subsequent_indent="  ") for line in lines]
+    lines = [
+        textwrap.fill(line, width=79, subsequent_indent="  ", break_on_hyphens=False)
+        for line in lines
+    ]
     if scores:
         lines.append(
             f"mean target {first['mean_target']:.4f}, mean score {first['mean_score']:.4f}"
