@@ -31,10 +31,8 @@ MARKER = re.compile(r"\S  # (?P<kind>[EN]): (?P<value>[\w.\[\]*-]+)$")
 QUALIFIER = re.compile(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])")
 
 
-@pytest.fixture(scope="module")
-def mypy_messages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple]]:
+def _mypy_messages(cache: Path) -> dict[str, list[tuple]]:
     """mypy's messages on the two files: ``{file name: [(line, kind, text), ...]}``."""
-    pytest.importorskip("mypy")
     result = subprocess.run(
         [
             sys.executable,
@@ -46,7 +44,7 @@ def mypy_messages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tu
             "--no-error-summary",
             "--no-pretty",
             "--cache-dir",
-            str(tmp_path_factory.mktemp("mypy_cache")),
+            str(cache),
             str(USER_CODE.relative_to(ROOT)),
             str(EXPECTED.relative_to(ROOT)),
         ],
@@ -76,32 +74,32 @@ def _markers(kind: str) -> dict[int, str]:
     }
 
 
-def test_the_users_code_passes_mypy_strict(mypy_messages):
-    assert mypy_messages[USER_CODE.name] == []
-    assert set(mypy_messages) == {USER_CODE.name, EXPECTED.name}
+def test_mypy_strict_passes_the_users_code_and_refuses_exactly_the_marked_calls(tmp_path):
+    # one mypy run (about 10 s) for the three checks
+    pytest.importorskip("mypy")
+    messages = _mypy_messages(tmp_path / "mypy_cache")
+    assert set(messages) == {USER_CODE.name, EXPECTED.name}
+    assert messages[USER_CODE.name] == []
+    expected = messages[EXPECTED.name]
 
-
-def test_mypy_refuses_exactly_the_marked_calls(mypy_messages):
-    expected = _markers("E")
-    assert len(expected) >= 5
+    refusals = _markers("E")
     errors = {
         line: re.search(r"\[([a-z-]+)\]$", text)[1]
-        for line, kind, text in mypy_messages[EXPECTED.name]
+        for line, kind, text in expected
         if kind == "error"
     }
-    assert errors == expected, mypy_messages[EXPECTED.name]
+    assert len(refusals) >= 5
+    assert errors == refusals, expected
 
-
-def test_mypy_infers_the_marked_types(mypy_messages):
-    expected = _markers("N")
-    assert len(expected) >= 5
+    types = _markers("N")
     revealed = {
         line: QUALIFIER.sub("", text.removeprefix("Revealed type is ").strip('"'))
-        for line, kind, text in mypy_messages[EXPECTED.name]
+        for line, kind, text in expected
         if kind == "note" and text.startswith("Revealed type is ")
     }
-    assert revealed.keys() == expected.keys(), mypy_messages[EXPECTED.name]
-    for line, value in expected.items():
+    assert len(types) >= 5
+    assert revealed.keys() == types.keys(), expected
+    for line, value in types.items():
         if value.endswith("*"):
             assert revealed[line].startswith(value[:-1]), (line, revealed[line])
         else:
