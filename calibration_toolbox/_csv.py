@@ -1,7 +1,8 @@
 """Reading predictions and labels from delimited text (``,`` ``;`` or tab), block by block.
 
-The layout (separator, header, pandas' index column, which column holds the labels) is
-decided once from the first line; every block of lines is then parsed by NumPy's C reader
+The layout (separator, header, pandas' index column, which columns hold the predictions
+and the labels, whether the labels are the words True/False) is decided once from the
+first line and the first row; every block of lines is then parsed by NumPy's C reader
 (``np.loadtxt``) under that layout, so the whole file read at once and the same file read in
 blocks give the same arrays.  Python looks at single lines only to explain an error.
 """
@@ -18,8 +19,49 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from calibration_toolbox._columns import hits, select
+
 CSV_LABEL_COLUMNS = ("label", "labels", "y")
 """Header names of the labels column of a ``.csv`` (without a header: the last column)."""
+
+TRUE_WORDS = ("True", "TRUE", "true")
+FALSE_WORDS = ("False", "FALSE", "false")
+"""A 0/1 target as pandas (``True``), R (``TRUE``) and polars or Spark (``true``) write it.
+
+These are the spellings ``pandas.read_csv`` reads as booleans; any other word (``yes``,
+``T``, ``tRue``) in such a column is an error naming its line.
+"""
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The column options of one read: ``prob_column``, ``labels_column``, ``pred_column``."""
+
+    prob: str | list[str] | None = None
+    labels: str | None = None
+    predicted: str | None = None
+    scores: bool = False
+
+    def given(self) -> list[str]:
+        """The options given, by name (they need a header)."""
+        values = {"prob_column": self.prob, "labels_column": self.labels}
+        values["pred_column"] = self.predicted
+        return [name for name, value in values.items() if value is not None]
+
+    def lower(self) -> dict:
+        """The options as :func:`~calibration_toolbox._columns.select` takes them.
+
+        In lower case: a header's names are compared in lower case.
+        """
+        prob = self.prob
+        prob = prob.lower() if isinstance(prob, str) else prob and [n.lower() for n in prob]
+        return {
+            "prob_column": prob,
+            "labels_column": self.labels and self.labels.lower(),
+            "pred_column": self.predicted and self.predicted.lower(),
+            "scores": self.scores,
+        }
+
 
 SEPARATORS = (",", ";", "\t")
 """The separators told apart from the first line (``sep=`` gives any other)."""
@@ -49,6 +91,15 @@ class Layout:
     prob_columns: list[int]
     text_labels: bool = False
     """Whether the label cells are read as text (names, or numbers written as text)."""
+    pred_column: int | None = None
+    """The predicted-label column of the top-label layout (the target: it equals the label)."""
+    bool_labels: bool = False
+    """Whether the labels are the words True/False (the first row's label is one)."""
+
+    @property
+    def text_columns(self) -> list[int]:
+        """The columns read as text once a label is not a number."""
+        return [self.label_column] + ([] if self.pred_column is None else [self.pred_column])
 
     def read_block(self, text: str, first_line: int) -> tuple[NDArray, NDArray]:
         """``(predictions, labels)`` of the lines ``text``, the first being ``first_line``.
@@ -67,55 +118,51 @@ class Layout:
             else:
                 if table.shape[1] != self.n_cells:  # every line of the block is too short
                     raise ValueError(_describe_problem(self, text, first_line))
-                return self._columns(table, table[:, self.label_column])
-        return self._text_block(text, first_line)
+                return self._columns(table, [table[:, c] for c in self.text_columns])
+        table, cells = self._text_block(text, first_line)
+        if self.bool_labels:
+            cells[0] = _booleans(self, cells[0], text, first_line)
+        return self._columns(table, cells)
 
-    def _parse(self, text: str, dtype) -> NDArray:
+    def _parse(self, text: str, dtype, **options) -> NDArray:
         with warnings.catch_warnings():
-            # A block of comment lines only (np.savetxt's footer) holds no data: not news.
+            # A block of comment lines only (np.savetxt's footer) holds no data, and a blank
+            # line is not a row (NumPy >= 1.23 says so once per call): not news.
             warnings.simplefilter("ignore", UserWarning)
-            return self._loadtxt(text, dtype)
-
-    def _loadtxt(self, text: str, dtype) -> NDArray:
-        return np.loadtxt(
-            io.StringIO(text),
-            delimiter=self.sep,
-            quotechar='"',
-            comments=self.comments,
-            dtype=dtype,
-            ndmin=2 if dtype is np.float64 else 1,
-        )
-
-    def _text_block(self, text: str, first_line: int) -> tuple[NDArray, NDArray]:
-        """Label cells read as text, the other cells as numbers, every row's width checked."""
-        try:
-            names = np.char.strip(
-                np.loadtxt(
-                    io.StringIO(text),
-                    delimiter=self.sep,
-                    quotechar='"',
-                    comments=self.comments,
-                    dtype=str,
-                    usecols=[self.label_column],
-                    ndmin=1,
-                )
+            return np.loadtxt(
+                io.StringIO(text),
+                delimiter=self.sep,
+                quotechar='"',
+                comments=self.comments,
+                dtype=dtype,
+                **({"ndmin": 2 if dtype is np.float64 else 1} | options),
             )
-            # The widest name is known: the structured read cannot truncate a name, and it
+
+    def _text_block(self, text: str, first_line: int) -> tuple[NDArray, list[NDArray]]:
+        """The text columns read as text, the other cells as numbers, every row's width checked.
+
+        Returns the table of numbers (the text columns left as NaN) and the stripped text of
+        each of :attr:`text_columns`.
+        """
+        try:
+            cells = self._parse(text, str, usecols=self.text_columns, ndmin=2)
+            # The widest cell is known: the structured read cannot truncate a name, and it
             # checks that every row has n_cells cells (the usecols read above does not).
             fields = [(f"c{i}", np.float64) for i in range(self.n_cells)]
-            width = max(names.itemsize // 4, 1)
-            fields[self.label_column] = (f"c{self.label_column}", f"U{width}")
+            for column in self.text_columns:
+                fields[column] = (f"c{column}", f"U{max(cells.itemsize // 4, 1)}")
             table = self._parse(text, np.dtype(fields))
         except ValueError:
             raise ValueError(_describe_problem(self, text, first_line)) from None
-        numbers = [name for i, (name, _) in enumerate(fields) if i != self.label_column]
-        values = np.stack([table[name] for name in numbers], axis=1)
-        columns = [i for i in range(self.n_cells) if i != self.label_column]
-        table = np.empty((len(values), self.n_cells))
-        table[:, columns] = values
-        return self._columns(table, names)
+        numbers = np.full((len(table), self.n_cells), np.nan)
+        for column in range(self.n_cells):
+            if column not in self.text_columns:
+                numbers[:, column] = table[f"c{column}"]
+        return numbers, [np.char.strip(table[f"c{column}"]) for column in self.text_columns]
 
-    def _columns(self, table: NDArray, labels: NDArray) -> tuple[NDArray, NDArray]:
+    def _columns(self, table: NDArray, cells: list[NDArray]) -> tuple[NDArray, NDArray]:
+        """The predictions and labels of a block (``cells``: of :attr:`text_columns`)."""
+        labels = cells[0] if self.pred_column is None else hits(cells[1], cells[0])
         if self.index_column is not None:
             index = table[:, self.index_column]
             if not (np.isfinite(index).all() and (index == np.round(index)).all()):
@@ -133,43 +180,83 @@ class Layout:
 def layout(
     path: Path,
     first_line: str,
+    first_row: str | None = None,
     *,
     sep: str | None,
     labels_only: bool,
-    labels_column: str | None = None,
+    columns: Columns,
     text_labels: bool = False,
 ) -> Layout:
-    """The layout of ``path`` from its first line (a header or the first row)."""
+    """The layout of ``path`` from its first line (a header or the first row).
+
+    ``first_row`` is the next line that is not blank (the first row under a header): its
+    label tells whether the labels are the words True/False.
+    """
     sep = _separator(path, first_line) if sep is None else _check_sep(sep)
     comments = "#" if first_line.lstrip().startswith("#") else None
     header = _header(first_line, sep)
     n_cells = len(header) if header is not None else len(_cells(first_line, sep))
     index_column = 0 if header is not None and header[0] in _INDEX_NAMES else None
     data = [i for i in range(n_cells) if i != index_column]
-    label_column = _label_column(path, header, data, labels_column)
-    prob_columns = [i for i in data if i != label_column]
+    label_column, prob_columns, pred_column = _chosen(path, header, data, columns)
     if labels_only and prob_columns:
         raise ValueError(f"{path} must hold one column of labels; got {len(data)}.")
     if not labels_only and not prob_columns:
         raise ValueError(
             f"{path} must hold prediction columns and a label column; got one column."
         )
+    row = first_row if header is not None else first_line
+    cells = [] if row is None else _cells(row, sep)
+    bool_labels = (
+        not text_labels
+        and pred_column is None
+        and len(cells) == n_cells
+        and cells[label_column].strip() in TRUE_WORDS + FALSE_WORDS
+    )
     return Layout(
-        path, sep, header, n_cells, comments, index_column, label_column, prob_columns, text_labels
+        path,
+        sep,
+        header,
+        n_cells,
+        comments,
+        index_column,
+        label_column,
+        prob_columns,
+        text_labels or bool_labels,
+        pred_column,
+        bool_labels,
     )
 
 
-def _label_column(path: Path, header, data: list[int], labels_column) -> int:
-    if labels_column is not None:
-        if header is None or labels_column.lower() not in header:
-            names = "no header" if header is None else f"columns {header}"
-            raise ValueError(f"`labels_column` {labels_column!r} is not in {path} ({names}).")
-        return header.index(labels_column.lower())
-    if header is not None:
-        named = [i for i in data if header[i] in CSV_LABEL_COLUMNS]
-        if named:
-            return named[0]
-    return data[-1]
+def _chosen(path: Path, header, data: list[int], columns: Columns):
+    """The label column, the prediction columns and the predicted-label column (or None)."""
+    if header is None:
+        given = columns.given()
+        if given:
+            raise ValueError(f"`{given[0]}` needs a header naming the columns; {path} has none.")
+        return data[-1], data[:-1], None
+    position: dict[str, int] = {}
+    for i in data:  # a name given twice is its first column
+        position.setdefault(header[i], i)
+    chosen = select(
+        path,
+        list(position),
+        **columns.lower(),
+        label_names=CSV_LABEL_COLUMNS,
+        by_position=True,
+    )
+    label_column = position[chosen.labels]
+    if chosen.predicted is None and columns.prob is None:  # every other column, in order
+        prob = [i for i in data if i != label_column]
+        if columns.scores and len(prob) > 1:
+            raise ValueError(
+                f"{path} holds {len(prob)} columns beside the labels "
+                f"({', '.join(header[i] for i in prob)}) and one score per row is read: "
+                "name the scores with `prob_column`."
+            )
+        return label_column, prob, None
+    predicted = None if chosen.predicted is None else position[chosen.predicted]
+    return label_column, [position[name] for name in chosen.prob], predicted
 
 
 def _check_sep(sep: object) -> str:
@@ -248,7 +335,7 @@ def _scan(layout: Layout, text: str, first_line: int, *, text_labels: bool) -> s
         for column, cell in enumerate(cells):
             if _is_number(cell):
                 continue
-            if column == layout.label_column:
+            if column in layout.text_columns:
                 if text_labels:
                     continue
                 return "label"
@@ -264,3 +351,32 @@ def _wrong_width(path: Path, number: int, line: str, width: int, layout: Layout)
             f"{_name(layout.sep)}: one separator per file."
         )
     return f"{path} line {number} has {width} cells; expected {layout.n_cells}."
+
+
+def _booleans(layout: Layout, cells: NDArray, text: str, first_line: int) -> NDArray:
+    """The words True/False of a label column as 1.0/0.0; any other word names its line."""
+    true = np.isin(cells, TRUE_WORDS)
+    known = true | np.isin(cells, FALSE_WORDS)
+    if not known.all():
+        row = int(np.flatnonzero(~known)[0])
+        column = layout.label_column
+        header = layout.header
+        where = f"cell {column + 1}" if header is None else f"column {header[column]!r}"
+        raise ValueError(
+            f"{layout.path} line {_line_of_row(layout, text, first_line, row)}, {where}: "
+            f"{str(cells[row])!r} is not True or False, as the column's first row is; a 0/1 "
+            "target is written True/False, TRUE/FALSE or true/false in every row."
+        )
+    return true.astype(np.float64)
+
+
+def _line_of_row(layout: Layout, text: str, first_line: int, row: int) -> int:
+    """The line number of data row ``row`` of the lines ``text`` (on the error path only)."""
+    rows = -1
+    for number, line in enumerate(text.split("\n"), start=first_line):
+        if not line.strip() or (layout.comments and line.lstrip().startswith("#")):
+            continue
+        rows += 1
+        if rows == row:
+            return number
+    return first_line  # pragma: no cover - every row is a line of ``text``

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration_toolbox.io import LABEL_KEYS, PREDICTION_KEYS
+from calibration_toolbox._columns import Selection, hits, select
 
 
 def _pyarrow():
@@ -38,36 +38,6 @@ def _open(path: Path):
         return pa.parquet.ParquetFile(path)
     except (pa.ArrowException, OSError) as error:
         raise ValueError(f"{path} is not a readable .parquet file ({error}).") from None
-
-
-def _columns(path: Path, names: list[str], prob_column, labels_column):
-    """The prediction columns (a list of one list column, or one column per class), the label."""
-    label = _one_of(path, names, labels_column, LABEL_KEYS, "labels_column")
-    if prob_column is None:
-        return [_one_of(path, names, None, PREDICTION_KEYS, "prob_column")], label
-    if isinstance(prob_column, str) and prob_column.endswith("*"):
-        prefix = prob_column[:-1]
-        matched = [name for name in names if name.startswith(prefix) and name != label]
-        if not matched:
-            raise ValueError(
-                f"`prob_column` {prob_column!r} matches no column of {path} ({names})."
-            )
-        return matched, label
-    wanted = [prob_column] if isinstance(prob_column, str) else list(prob_column)
-    for name in wanted:
-        _one_of(path, names, name, (), "prob_column")
-    return wanted, label
-
-
-def _one_of(path: Path, names: list[str], given, defaults, option: str) -> str:
-    if given is not None:
-        if not isinstance(given, str) or given not in names:
-            raise ValueError(f"`{option}` {given!r} is not a column of {path}; it holds {names}.")
-        return given
-    for name in defaults:
-        if name in names:
-            return name
-    raise ValueError(f"cannot tell which column of {path} to use ({names}); pass `{option}`.")
 
 
 def _no_nulls(column, name: str, path: Path, first_row: int) -> None:
@@ -136,37 +106,51 @@ def _labels(table, name: str, path: Path, first_row: int) -> NDArray:
     return column.to_numpy(zero_copy_only=False)
 
 
-def _arrays(table, columns, path: Path, first_row: int) -> tuple[NDArray, NDArray]:
-    prob_names, label_name = columns
-    return (
-        _predictions(table, prob_names, path, first_row),
-        _labels(table, label_name, path, first_row),
+def _arrays(table, columns: Selection, path: Path, first_row: int) -> tuple[NDArray, NDArray]:
+    labels = _labels(table, columns.labels, path, first_row)
+    if columns.predicted is not None:
+        labels = hits(_labels(table, columns.predicted, path, first_row), labels)
+    return _predictions(table, columns.prob, path, first_row), labels
+
+
+def _selection(parquet, path: Path, options) -> Selection:
+    return select(
+        path,
+        parquet.schema_arrow.names,
+        prob_column=options.prob_column,
+        labels_column=options.labels_column,
+        pred_column=options.pred_column,
+        scores=options.scores,
     )
 
 
-def read(path: Path, prob_column, labels_column) -> tuple[NDArray, NDArray, str]:
-    """``(predictions, labels, label column)`` of the whole file."""
+def _read_columns(columns: Selection) -> list[str]:
+    return [*columns.prob, columns.labels, *([columns.predicted] if columns.predicted else [])]
+
+
+def read(path: Path, options) -> tuple[NDArray, NDArray, str]:
+    """``(predictions, labels, label column)`` of the whole file (``options``: io's)."""
     pa = _pyarrow()
     parquet = _open(path)
-    columns = _columns(path, parquet.schema_arrow.names, prob_column, labels_column)
+    columns = _selection(parquet, path, options)
     try:
-        table = parquet.read(columns=[*columns[0], columns[1]])
+        table = parquet.read(columns=_read_columns(columns))
     except (pa.ArrowException, OSError) as error:
         raise ValueError(f"{path} cannot be read ({error}).") from None
-    return (*_arrays(table, columns, path, 0), columns[1])
+    return (*_arrays(table, columns, path, 0), columns.labels)
 
 
-def blocks(path: Path, prob_column, labels_column, block_rows: int):
+def blocks(path: Path, options, block_rows: int):
     """``(predictions, labels, label column)`` of batches of at most ``block_rows`` rows."""
     pa = _pyarrow()
     parquet = _open(path)
-    columns = _columns(path, parquet.schema_arrow.names, prob_column, labels_column)
+    columns = _selection(parquet, path, options)
     rows = 0
     try:
-        batches = parquet.iter_batches(batch_size=block_rows, columns=[*columns[0], columns[1]])
+        batches = parquet.iter_batches(batch_size=block_rows, columns=_read_columns(columns))
         for batch in batches:
             table = pa.Table.from_batches([batch])
-            yield (*_arrays(table, columns, path, rows), columns[1])
+            yield (*_arrays(table, columns, path, rows), columns.labels)
             rows += batch.num_rows
     except (pa.ArrowException, OSError) as error:
         raise ValueError(f"{path} cannot be read ({error}).") from None

@@ -1,4 +1,4 @@
-"""Loading saved predictions from ``.npz``, ``.npy``, ``.csv`` and ``.parquet`` files.
+"""Loading saved predictions from ``.npz``, ``.npy``, ``.csv``, ``.parquet`` and ``.jsonl`` files.
 
 Files are never unpickled.  Every problem with a file (missing, empty, truncated, corrupt,
 not the format its name says, Python objects that only unpickling could read, cells that
@@ -16,53 +16,36 @@ import mmap
 import os
 import zipfile
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from calibration_toolbox import _csv
+from calibration_toolbox import _csv, _jsonl, _parquet
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._columns import (
+    LABEL_KEYS,
+    PREDICTED_LABEL_KEYS,
+    PREDICTION_KEYS,
+    TRUE_LABEL_KEYS,
+    hits,
+    predicted_label,
+)
 from calibration_toolbox._csv import CSV_LABEL_COLUMNS
 
-__all__ = ["iter_predictions", "load_predictions", "load_prob"]
+__all__ = [
+    "CSV_LABEL_COLUMNS",
+    "LABEL_KEYS",
+    "PREDICTED_LABEL_KEYS",
+    "PREDICTION_KEYS",
+    "iter_predictions",
+    "load_predictions",
+    "load_prob",
+]
 
-PREDICTION_KEYS = (
-    "prob",
-    "probs",
-    "probabilities",
-    "predictions",
-    "probs_test",
-    "logits",
-    "scores",
-    "y_prob",
-    "y_score",
-    "confidence",
-    "confidences",
-)
-"""Names of the predictions array looked for in a ``.npz`` (and column of a ``.parquet``)."""
-
-LABEL_KEYS = (
-    "labels",
-    "label",
-    "y",
-    "y_true",
-    "targets",
-    "target",
-    "ground_truth",
-    "y_test",
-    "correct",
-    "outcome",
-)
-"""Names of the labels array looked for in a ``.npz`` (and column of a ``.parquet``)."""
-
-__all__ += ["CSV_LABEL_COLUMNS", "LABEL_KEYS", "PREDICTION_KEYS"]
-
-_TEXT_SUFFIXES = (".csv", ".txt", ".tsv")
-_PARQUET_SUFFIXES = (".parquet", ".pq")
-_SUFFIXES = (".npz", ".npy", *_TEXT_SUFFIXES, *_PARQUET_SUFFIXES)
 DEFAULT_BLOCK_ROWS = 65536
 """Rows per block of :func:`iter_predictions` by default (2.6 MB of float32 at K = 10)."""
 
@@ -81,10 +64,12 @@ def load_predictions(
     labels_key: str | None = None,
     prob_column: str | Sequence[str] | None = None,
     labels_column: str | None = None,
+    pred_column: str | None = None,
+    scores: bool = False,
     classes: ArrayLike | None = None,
     sep: str | None = None,
 ) -> tuple[NDArray, NDArray]:
-    """Read ``(predictions, labels)`` saved by any framework.
+    r"""Read ``(predictions, labels)`` saved by any framework.
 
     * ``.npz``: the arrays named ``prob_key`` and ``labels_key``; by default the first of
       :data:`PREDICTION_KEYS` (``prob``, ``probs``, ``probabilities``, ``predictions``,
@@ -98,16 +83,39 @@ def load_predictions(
     * ``.csv`` (``.txt``, ``.tsv``): one row per sample, cells separated by ``,``, ``;`` or
       a tab (told from the first line; ``sep`` to say), quoted cells as pandas and the
       ``csv`` module write them.  The labels are in the column named ``labels_column``, or
-      ``label``/``labels``/``y`` when the first line is a header (it may start with ``#``,
-      as ``np.savetxt`` writes it), or else the last column; every other column is a
-      prediction.  A first column without a name (``,p0,p1,label``, or ``Unnamed: 0``) is
+      ``label``/``labels``/``y`` when the first line is a header (it may
+      start with ``#``, as ``np.savetxt`` writes it), or else the last column; the
+      predictions are the columns ``prob_column`` names (as for ``.parquet``: other
+      columns, such as an ``id`` or a ``weight``, are then ignored), or else every other
+      column.  A first column without a name (``,p0,p1,label``, or ``Unnamed: 0``) is
       pandas' index, as ``df.to_csv(path)`` writes it, and is dropped (after checking that
       it holds whole numbers).  A single prediction column is P(y = 1), returned 1-D.
+      Labels written ``True``/``False`` (pandas), ``TRUE``/``FALSE`` (R) or
+      ``true``/``false`` (polars, Spark) are a 0/1 target when the first row's label is
+      one of these words; every label must then be one.
     * ``.parquet`` (the ``parquet`` extra, pyarrow): the predictions as one column of
       lists of equal length, or one column per class (``prob_column`` a list of names, or a
       prefix ending in ``*`` such as ``"prob_*"``: the matching columns in file order), and a
       label column; by default the first column named in :data:`PREDICTION_KEYS` and in
       :data:`LABEL_KEYS`.  Read row group by row group; a null is an error.
+    * ``.jsonl`` (``.ndjson``): one JSON object per line, as evaluation harnesses write
+      them (``{"id": 3, "confidence": 0.82, "correct": true}``); its fields are chosen as
+      the columns of a ``.parquet`` (a field holding a list is a probability vector); read
+      with the standard library's ``json``.  A line that is not a JSON object, or lacks a
+      field, is an error naming its line.
+
+    The top-label layout, one predicted label per row beside the true label and a
+    confidence (``true_label,pred_label,confidence``, as published ImageNet prediction
+    dumps are written), is recognised by a column (or ``.npz`` array) named in
+    :data:`PREDICTED_LABEL_KEYS` (``pred_label``, ``predicted_label``, ``pred_class``,
+    ``predicted_class``, ``y_pred``), or named by ``pred_column`` (``.csv``, ``.parquet``,
+    ``.jsonl``); it is
+    read only with ``scores=True``, as ``(confidence, target)``: the target of a row is 1.0
+    when its predicted label is its true label, else 0.0, to be measured as
+    ``ECE(Scores(confidence), target)``.  The true label is ``labels_column`` (``labels_key``)
+    or the column named ``true_label`` or in :data:`LABEL_KEYS`; the confidence is
+    ``prob_column`` (``prob_key``), the column named in :data:`PREDICTION_KEYS`, or (not in
+    a ``.npz``) the only other column.
 
     Labels may be class names (strings) in any format, with ``classes``: the names in the
     column order of the predictions (``--classes`` on the command line); they are returned
@@ -120,16 +128,22 @@ def load_predictions(
     Parameters
     ----------
     path : str or os.PathLike
-        The predictions file: ``.npz``, ``.npy``, ``.csv`` or ``.parquet``.
+        The predictions file: ``.npz``, ``.npy``, ``.csv``, ``.parquet`` or ``.jsonl``.
     labels_path : str or os.PathLike, optional
         The labels of a ``.npy`` of predictions (only then).
     prob_key, labels_key : str, optional
         Names of the arrays in a ``.npz`` (only then).
     prob_column : str or sequence of str, optional
-        The predictions of a ``.parquet``: a column of lists, a list of one column per
-        class, or a prefix ending in ``*``.
+        The predictions of a ``.csv`` (with a header), ``.parquet`` or ``.jsonl``: one column
+        (a column of lists, or P(y = 1), or the scores), a list of one column per class, or
+        a prefix ending in ``*``.
     labels_column : str, optional
-        The label column of a ``.parquet`` or of a ``.csv`` with a header.
+        The label column of a ``.csv`` (with a header), ``.parquet`` or ``.jsonl``.
+    pred_column : str, optional
+        The predicted-label column of the top-label layout (needs ``scores=True``).
+    scores : bool, default False
+        Whether the file is read as one score per row against a 0/1 target; only the
+        top-label layout needs it (and is refused without it).
     classes : sequence of str, optional
         Class names in column order, when the labels are names.
     sep : str, optional
@@ -170,11 +184,18 @@ def load_predictions(
     >>> np.savez(path, probs=np.array([[0.8, 0.2], [0.3, 0.7]]), labels=["cat", "dog"])
     >>> load_predictions(path, classes=["cat", "dog"])[1].tolist()
     [0, 1]
+
+    A top-label dump, read as scores against whether the predicted label is right:
+
+    >>> path = os.path.join(tempfile.mkdtemp(), "dump.csv")
+    >>> with open(path, "w") as handle:
+    ...     _ = handle.write("true_label,pred_label,confidence\n3,3,0.9\n5,2,0.6\n")
+    >>> load_predictions(path, scores=True)
+    (array([0.9, 0.6]), array([1., 0.]))
     """
-    options = _Options.checked(
-        path, labels_path, prob_key, labels_key, prob_column, labels_column, classes, sep
-    )
-    predictions, labels, labels_source = _READERS[options.kind](options)
+    columns = (prob_key, labels_key, prob_column, labels_column, pred_column)
+    options = _Options.checked(path, labels_path, *columns, scores, classes, sep)
+    predictions, labels, labels_source = options.format.read(options)
     _check_shapes(predictions, labels, options.path, labels_source)
     n_classes = 2 if predictions.ndim == 1 else predictions.shape[1]
     return predictions, iv.labels_from_file(labels, classes, n_classes, labels_source)
@@ -226,6 +247,8 @@ def iter_predictions(
     labels_key: str | None = None,
     prob_column: str | Sequence[str] | None = None,
     labels_column: str | None = None,
+    pred_column: str | None = None,
+    scores: bool = False,
     classes: ArrayLike | None = None,
     sep: str | None = None,
 ) -> Iterator[tuple[NDArray, NDArray]]:
@@ -245,14 +268,17 @@ def iter_predictions(
       cannot be cut into rows and is read whole.
     * ``.csv``: the text of one block of lines, parsed by NumPy's C reader.
     * ``.parquet``: one batch, read row group by row group with pyarrow.
+    * ``.jsonl``: the objects of one block of lines, decoded by ``json``.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The predictions file: ``.npz``, ``.npy``, ``.csv`` or ``.parquet``.
+        The predictions file: ``.npz``, ``.npy``, ``.csv``, ``.parquet`` or ``.jsonl``.
     block_rows : int, default 65536
         Largest number of rows per block.
-    labels_path, prob_key, labels_key, prob_column, labels_column, classes, sep
+    labels_path, prob_key, labels_key, prob_column, labels_column, pred_column, scores
+        As in :func:`load_predictions`.
+    classes, sep
         As in :func:`load_predictions`.
 
     Yields
@@ -276,10 +302,9 @@ def iter_predictions(
     [2, 2, 1]
     """
     block_rows = iv.integer_at_least(1)(block_rows, "block_rows")
-    options = _Options.checked(
-        path, labels_path, prob_key, labels_key, prob_column, labels_column, classes, sep
-    )
-    return _checked_blocks(_BLOCK_READERS[options.kind](options, block_rows), options)
+    columns = (prob_key, labels_key, prob_column, labels_column, pred_column)
+    options = _Options.checked(path, labels_path, *columns, scores, classes, sep)
+    return _checked_blocks(options.format.blocks(options, block_rows), options)
 
 
 def _checked_blocks(blocks, options: _Options) -> Iterator[tuple[NDArray, NDArray]]:
@@ -307,55 +332,65 @@ def _checked_blocks(blocks, options: _Options) -> Iterator[tuple[NDArray, NDArra
 
 
 class _Options:
-    """The checked options of one read."""
+    """The checked options of one read (``format``: its row of the suffix table)."""
 
     def __init__(self, **values):
         self.__dict__.update(values)
 
     @classmethod
-    def checked(
-        cls, path, labels_path, prob_key, labels_key, prob_column, labels_column, classes, sep
-    ) -> _Options:
+    def checked(cls, path, *values) -> _Options:
+        """The options of the file ``path``: ``values`` in the order of :data:`_OPTIONS`."""
+        options = dict(zip(_OPTIONS, values, strict=True))
         path = Path(path)
         suffix = path.suffix.lower()
-        if suffix not in _SUFFIXES:
+        if suffix not in _FORMATS:
+            suffixes = list(_FORMATS)
             raise ValueError(
-                "`path` must end in .npz, .npy or .csv (or .txt, .tsv, .parquet); got "
-                f"{path.name!r}."
+                f"`path` must end in {', '.join(suffixes[:2])} or {suffixes[2]} (or "
+                f"{', '.join(suffixes[3:])}); got {path.name!r}."
             )
-        kind = "csv" if suffix in _TEXT_SUFFIXES else suffix.lstrip(".")
-        kind = "parquet" if suffix in _PARQUET_SUFFIXES else kind
-        _check_labels_path(kind, path, labels_path)
+        format_ = _FORMATS[suffix]
+        labels_path = options["labels_path"]
+        _check_labels_path(format_.kind, path, labels_path)
         labels_path = None if labels_path is None else Path(labels_path)
-        text_labels = labels_path is not None and labels_path.suffix.lower() in _TEXT_SUFFIXES
-        for name, value, kinds, what in (
-            ("prob_key", prob_key, ("npz",), ".npz files"),
-            ("labels_key", labels_key, ("npz",), ".npz files"),
-            ("prob_column", prob_column, ("parquet",), ".parquet files"),
-            ("labels_column", labels_column, ("parquet", "csv"), ".parquet and .csv files"),
-            ("sep", sep, ("csv",) if not text_labels else (kind,), ".csv files"),
-        ):
-            if value is not None and kind not in kinds:
-                raise ValueError(f"`{name}` is only for {what}; got {path.name!r}.")
-        if suffix == ".tsv" and sep is None:
-            sep = "\t"
-        return cls(
-            path=path,
-            kind=kind,
-            labels_path=labels_path,
-            prob_key=prob_key,
-            labels_key=labels_key,
-            prob_column=prob_column,
-            labels_column=labels_column,
-            classes=classes,
-            sep=sep,
-        )
+        takes = set(format_.options)
+        if labels_path is not None and labels_path.suffix.lower() in _FORMATS:
+            takes |= {"sep"} & set(_FORMATS[labels_path.suffix.lower()].options)
+        for name, value in options.items():
+            if name in _CHECKED_OPTIONS and value not in (None, False) and name not in takes:
+                kinds = dict.fromkeys(f.kind for f in _FORMATS.values() if name in f.options)
+                raise ValueError(
+                    f"`{name}` is only for {_listed(list(kinds))} files; got {path.name!r}."
+                )
+        options.update(path=path, format=format_, labels_path=labels_path)
+        if options["sep"] is None:
+            options["sep"] = format_.sep
+        return cls(**options)
+
+
+_OPTIONS = (
+    "labels_path",
+    "prob_key",
+    "labels_key",
+    "prob_column",
+    "labels_column",
+    "pred_column",
+    "scores",
+    "classes",
+    "sep",
+)
+"""The reading options of :func:`load_predictions` and :func:`iter_predictions`, in order."""
+
+
+def _listed(names: list[str]) -> str:
+    """``.csv``, ``.csv and .parquet``, ``.csv, .parquet and .jsonl``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _check_labels_path(kind: str, path: Path, labels_path) -> None:
-    if kind == "npy" and labels_path is None:
+    if kind == ".npy" and labels_path is None:
         raise ValueError(f"`labels_path` is needed with .npy predictions ({path}).")
-    if kind != "npy" and labels_path is not None:
+    if kind != ".npy" and labels_path is not None:
         raise ValueError(
             f"`labels_path` is only for .npy predictions; {path} holds its own labels."
         )
@@ -412,9 +447,13 @@ def _pick(archive, key: str | None, key_name: str, candidates, ndim: int, path: 
 def _read_npz(options: _Options) -> tuple[NDArray, NDArray, str]:
     path = options.path
     with _open_npz(path) as archive:
-        prob_name, labels_name = _npz_names(archive, options)
+        prob_name, labels_name, predicted = _npz_names(archive, options)
         predictions = _member(archive, prob_name, path)
         labels = _member(archive, labels_name, path)
+        if predicted is not None:
+            hit = _member(archive, predicted, path)
+            _check_shapes(labels, hit, path, f"array {predicted!r} of {path}")
+            labels = hits(hit, labels)
     return predictions, labels, f"array {labels_name!r} of {path}"
 
 
@@ -453,11 +492,14 @@ def _corrupt_archive(path: Path, error: Exception) -> str:
     return f"{path} is not a readable .npz archive (truncated or corrupt: {error})."
 
 
-def _npz_names(archive, options: _Options) -> tuple[str, str]:
+def _npz_names(archive, options: _Options) -> tuple[str, str, str | None]:
+    """The arrays of the predictions, the labels and (top-label layout) the predicted label."""
     path = options.path
-    prob_name = _pick(archive, options.prob_key, "prob_key", PREDICTION_KEYS, 2, path)
-    labels_name = _pick(archive, options.labels_key, "labels_key", LABEL_KEYS, 1, path)
-    return prob_name, labels_name
+    predicted = predicted_label(path, archive.files, None, options.scores)
+    ndim, label_keys = (2, LABEL_KEYS) if predicted is None else (1, TRUE_LABEL_KEYS)
+    prob_name = _pick(archive, options.prob_key, "prob_key", PREDICTION_KEYS, ndim, path)
+    labels_name = _pick(archive, options.labels_key, "labels_key", label_keys, 1, path)
+    return prob_name, labels_name, predicted
 
 
 def _read_npy_pair(options: _Options) -> tuple[NDArray, NDArray, str]:
@@ -478,7 +520,7 @@ def _read_npy(path: Path) -> NDArray:
 def _read_labels(path: Path, sep: str | None) -> NDArray:
     if path.suffix.lower() == ".npy":
         return _read_npy(path)
-    reader = _csv_reader(path, sep, labels_only=True, labels_column=None, text_labels=False)
+    reader = _csv_reader(path, sep, labels_only=True, columns=_csv.Columns(), text_labels=False)
     _, labels = reader.read_all()
     return labels
 
@@ -494,7 +536,9 @@ def _predictions_csv(options: _Options) -> _csv_reader:
         options.path,
         options.sep,
         labels_only=False,
-        labels_column=options.labels_column,
+        columns=_csv.Columns(
+            options.prob_column, options.labels_column, options.pred_column, options.scores
+        ),
         text_labels=options.classes is not None,
     )
 
@@ -507,7 +551,10 @@ class _csv_reader:
         self.path = path
         with self._open() as handle:
             first, self.first_number = _first_line(handle, path)
-        self.layout = _csv.layout(path, first, sep=sep, **layout_options)
+            # The next line that is not blank: the first row under a header.
+            lines = (line.rstrip("\n") for line in handle if line.strip())
+            second = _decoded(lambda: next(lines, None), path)
+        self.layout = _csv.layout(path, first, second, sep=sep, **layout_options)
 
     def _open(self):
         try:
@@ -563,15 +610,14 @@ def _first_line(handle, path: Path) -> tuple[str, int]:
 
 
 def _read_parquet(options: _Options) -> tuple[NDArray, NDArray, str]:
-    from calibration_toolbox import _parquet
-
-    predictions, labels, column = _parquet.read(
-        options.path, options.prob_column, options.labels_column
-    )
+    predictions, labels, column = _parquet.read(options.path, options)
     return predictions, labels, f"column {column!r} of {options.path}"
 
 
-_READERS = {"npz": _read_npz, "npy": _read_npy_pair, "csv": _read_csv, "parquet": _read_parquet}
+def _read_jsonl(options: _Options) -> tuple[NDArray, NDArray, str]:
+    _check_file(options.path)
+    predictions, labels, field = _jsonl.read(options.path, options)
+    return predictions, labels, f"field {field!r} of {options.path}"
 
 
 # -- blocks --------------------------------------------------------------------------------
@@ -610,13 +656,21 @@ def _npz_blocks(options: _Options, block_rows: int):
     """Blocks of the two members, streamed side by side; their shapes checked first."""
     path = options.path
     with _open_npz(path) as archive:
-        prob_name, labels_name = _npz_names(archive, options)
+        prob_name, labels_name, predicted = _npz_names(archive, options)
     source = f"array {labels_name!r} of {path}"
-    _check_shapes(_member_shape(path, prob_name), _member_shape(path, labels_name), path, source)
+    labels_shape = _member_shape(path, labels_name)
+    _check_shapes(_member_shape(path, prob_name), labels_shape, path, source)
     predictions = _member_blocks(path, prob_name, block_rows)
     labels = _member_blocks(path, labels_name, block_rows)
-    for prediction_block, label_block in zip(predictions, labels, strict=True):
-        yield prediction_block, label_block, source
+    if predicted is None:
+        for prediction_block, label_block in zip(predictions, labels, strict=True):
+            yield prediction_block, label_block, source
+        return
+    hit_source = f"array {predicted!r} of {path}"
+    _check_shapes(labels_shape, _member_shape(path, predicted), path, hit_source)
+    blocks = zip(predictions, labels, _member_blocks(path, predicted, block_rows), strict=True)
+    for prediction_block, label_block, hit_block in blocks:
+        yield prediction_block, hits(hit_block, label_block), source
 
 
 def _member_shape(path: Path, name: str) -> tuple[int, ...]:
@@ -699,19 +753,48 @@ def _csv_blocks(options: _Options, block_rows: int):
 
 
 def _parquet_blocks(options: _Options, block_rows: int):
-    from calibration_toolbox import _parquet
-
-    blocks = _parquet.blocks(options.path, options.prob_column, options.labels_column, block_rows)
-    for predictions, labels, column in blocks:
+    for predictions, labels, column in _parquet.blocks(options.path, options, block_rows):
         yield predictions, labels, f"column {column!r} of {options.path}"
 
 
-_BLOCK_READERS = {
-    "npz": _npz_blocks,
-    "npy": _npy_blocks,
-    "csv": _csv_blocks,
-    "parquet": _parquet_blocks,
+def _jsonl_blocks(options: _Options, block_rows: int):
+    _check_file(options.path)
+    for predictions, labels, field in _jsonl.blocks(options.path, options, block_rows):
+        yield predictions, labels, f"field {field!r} of {options.path}"
+
+
+@dataclass(frozen=True)
+class _Format:
+    """One row of the suffix table: a format's readers and the options it takes."""
+
+    kind: str
+    """The format as messages name it (``.csv`` for ``.txt`` and ``.tsv`` too)."""
+    read: Callable[[_Options], tuple[NDArray, NDArray, str]]
+    blocks: Callable[[_Options, int], Iterator[tuple[NDArray, NDArray, str]]]
+    options: tuple[str, ...] = ()
+    sep: str | None = None
+    """The separator when ``sep`` is not given (a ``.tsv``: a tab)."""
+
+
+_NAMED_COLUMNS = ("prob_column", "labels_column", "pred_column")
+_CSV = _Format(".csv", _read_csv, _csv_blocks, (*_NAMED_COLUMNS, "sep"))
+_PARQUET = _Format(".parquet", _read_parquet, _parquet_blocks, _NAMED_COLUMNS)
+_JSONL = _Format(".jsonl", _read_jsonl, _jsonl_blocks, _NAMED_COLUMNS)
+_FORMATS = {
+    ".npz": _Format(".npz", _read_npz, _npz_blocks, ("prob_key", "labels_key")),
+    ".npy": _Format(".npy", _read_npy_pair, _npy_blocks),
+    ".csv": _CSV,
+    ".txt": _CSV,
+    ".tsv": replace(_CSV, sep="\t"),
+    ".parquet": _PARQUET,
+    ".pq": _PARQUET,
+    ".jsonl": _JSONL,
+    ".ndjson": _JSONL,
 }
+"""The suffix table: a new format is one module and one row here."""
+
+# The options a format may refuse (`scores` and `classes` apply to every format).
+_CHECKED_OPTIONS = ("prob_key", "labels_key", *_NAMED_COLUMNS, "sep")
 
 
 def _check_shapes(predictions, labels, path: Path, labels_source: str) -> None:

@@ -140,10 +140,11 @@ def test_recalibrate_and_apply_take_the_file_options(folder, capsys, tmp_path):
     path, prob, labels = folder
     reading = ["--labels-column", "animal", "--classes-file", str(path / "names.txt")]
     model, out = tmp_path / "t.json", tmp_path / "out.npz"
-    command = ["recalibrate", "--method", "temperature", "--fit", str(path / "named.csv")]
+    command = ["recalibrate", "--method", "temperature", "--fit", str(path / "ids.npz")]
     command += ["--apply", str(path / "named.parquet"), "--prob-column", "p_*", "-o", str(out)]
-    # --prob-column is only for .parquet: the .csv given to --fit refuses it
-    assert "--prob-column is only for .parquet files" in _error(capsys, *command, *reading)
+    # --prob-column is not for a .npz: the file given to --fit refuses it
+    line = _error(capsys, *command, *reading)
+    assert "--prob-column is only for .csv, .parquet and .jsonl files" in line
     command = ["recalibrate", "--method", "temperature", "--fit", str(path / "named.csv")]
     command += ["--apply", str(path / "named.csv"), "-o", str(out), "--save-model", str(model)]
     assert main([*command, *reading]) == 0
@@ -168,3 +169,94 @@ def test_help_says_how_files_are_read(capsys):
         "one name per line",
     ):
         assert words in text
+
+
+# -- issue 17: the files users hold ----------------------------------------------------------
+def _pandas_evaluation(path, n: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """What ``df.to_csv(path)`` writes for an id, a confidence and a bool ``correct`` column."""
+    rng = np.random.default_rng(17)
+    confidence = rng.uniform(0.3, 1, n)
+    correct = rng.random(n) < confidence**1.5
+    lines = [",id,confidence,correct"]
+    lines += [
+        f"{i},{1000 + i},{c!r},{k}"
+        for i, (c, k) in enumerate(zip(confidence.tolist(), correct.tolist(), strict=True))
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return confidence, correct
+
+
+def test_a_pandas_csv_with_a_bool_target_and_an_id_column(tmp_path, capsys):
+    from calibration_toolbox import Scores
+
+    confidence, correct = _pandas_evaluation(tmp_path / "eval.csv")
+    report = _json(capsys, tmp_path / "eval.csv", "--scores", "--prob-column", "confidence")
+    assert report["n"] == len(correct)
+    metrics = report["results"][0]["metrics"]
+    assert_allclose(metrics["ECE"], ECE(Scores(confidence), correct), rtol=1e-12)
+    assert_allclose(
+        metrics["NLL"], negative_log_likelihood(Scores(confidence), correct), rtol=1e-12
+    )
+    line = _error(capsys, "report", tmp_path / "eval.csv", "--scores")
+    assert "holds 2 columns beside the labels (id, confidence)" in line
+    assert line.endswith("name the scores with --prob-column.")
+
+
+def test_a_top_label_dump_of_a_real_model(tmp_path, capsys):
+    from conftest import load_real
+
+    from calibration_toolbox import Scores
+
+    prob, labels = load_real("vgg16-cifar-10")
+    confidence, predicted = prob.max(axis=1), prob.argmax(axis=1)
+    lines = ["true_label,pred_label,confidence"]
+    lines += [
+        f"{y},{k},{float(c)!r}" for y, k, c in zip(labels, predicted, confidence, strict=True)
+    ]
+    (tmp_path / "dump.csv").write_text("\n".join(lines) + "\n")
+    report = _json(capsys, tmp_path / "dump.csv", "--scores")
+    metrics = report["results"][0]["metrics"]
+    hits = predicted == labels
+    assert report["n"] == len(labels)
+    assert_allclose(metrics["ECE"], ECE(Scores(confidence.astype(np.float64)), hits), rtol=1e-12)
+    # the confidence against pred == true is the top-label ECE of the probabilities
+    assert_allclose(metrics["ECE"], ECE(prob, labels), rtol=1e-6)
+    line = _error(capsys, "report", tmp_path / "dump.csv")
+    assert "holds predicted labels (column 'pred_label')" in line and "pass --scores" in line
+    renamed = tmp_path / "renamed.csv"
+    renamed.write_text((tmp_path / "dump.csv").read_text().replace("pred_label", "guess", 1))
+    options = ["--scores", "--pred-column", "guess", "--prob-column", "confidence"]
+    assert _json(capsys, renamed, *options)["results"][0]["metrics"] == metrics
+
+
+def test_a_jsonl_of_an_llm_evaluation(tmp_path, capsys):
+    from calibration_toolbox import Scores
+
+    confidence, correct = _pandas_evaluation(tmp_path / "eval.csv")
+    records = [
+        json.dumps({"id": i, "answer": "42", "confidence": c, "correct": bool(k)})
+        for i, (c, k) in enumerate(zip(confidence.tolist(), correct, strict=True))
+    ]
+    (tmp_path / "eval.jsonl").write_text("\n".join(records) + "\n")
+    report = _json(capsys, tmp_path / "eval.jsonl", "--scores")
+    assert_allclose(
+        report["results"][0]["metrics"]["ECE"], ECE(Scores(confidence), correct), rtol=1e-12
+    )
+    (tmp_path / "bad.jsonl").write_text(records[0] + "\n" + records[1][:-1] + "\n")
+    line = _error(capsys, "report", tmp_path / "bad.jsonl", "--scores")
+    assert "bad.jsonl line 2 is not a JSON object" in line
+
+
+def test_help_lists_the_new_formats_and_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for words in (
+        ".jsonl (.ndjson): one JSON object per line",
+        "--pred-column",
+        "true_label,pred_label,confidence",
+        "pred_label, predicted_label",
+        "Labels True/False (pandas), TRUE/FALSE (R) or true/false are a 0/1 target",
+        "--prob-column NAMES prediction columns: a,b,c or p_*",
+    ):
+        assert words in text, words

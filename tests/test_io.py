@@ -414,3 +414,186 @@ def test_block_errors(tmp_path):
         list(iter_predictions(tmp_path / "n.csv", block_rows=2, classes=["a", "b"]))
     with pytest.raises(ValueError, match=r"`block_rows` must be an integer >= 1"):
         iter_predictions(tmp_path / "n.csv", block_rows=0)
+
+
+# -- issue 17: booleans, chosen columns, the top-label layout ------------------------------
+# The text pandas' df.to_csv writes for a bool column (True/False), R's write.csv (TRUE/FALSE)
+# and polars' or Spark's writers (true/false); written literally so that no test needs pandas.
+@pytest.mark.parametrize(
+    ("true", "false"), [("True", "False"), ("TRUE", "FALSE"), ("true", "false")]
+)
+@pytest.mark.parametrize("block_rows", [None, 1, 2])
+def test_boolean_targets_as_pandas_and_r_write_them(true, false, block_rows, tmp_path):
+    from calibration_toolbox.io import iter_predictions
+
+    (tmp_path / "p.csv").write_text(
+        f",confidence,label\n0,0.9,{true}\n1,0.4,{false}\n2,0.7,{true}\n"
+    )
+    if block_rows is None:
+        prob, labels = load_predictions(tmp_path / "p.csv")
+    else:
+        blocks = list(iter_predictions(tmp_path / "p.csv", block_rows=block_rows))
+        prob = np.concatenate([p for p, _ in blocks])
+        labels = np.concatenate([y for _, y in blocks])
+    assert_array_equal(prob, [0.9, 0.4, 0.7])
+    assert_array_equal(labels, [1, 0, 1])
+    (tmp_path / "q.tsv").write_text(f"p0\tp1\ty\n0.2\t0.8\t{true}\n0.6\t0.4\t{false}\n")
+    prob, labels = load_predictions(tmp_path / "q.tsv")
+    assert_array_equal(prob, [[0.2, 0.8], [0.6, 0.4]])
+    assert_array_equal(labels, [1, 0])
+
+
+BAD_BOOLEANS = {
+    "a word": ("p0,correct\n0.8,True\n0.3,maybe\n", r"line 3, column 'correct': 'maybe' is not"),
+    "a number": ("p0,correct\n0.8,True\n\n0.3,1\n", r"line 4, column 'correct': '1' is not True"),
+    "another case": ("0.8,False\n0.3,tRUE\n", r"p\.csv line 2, cell 2: 'tRUE' is not True or"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_BOOLEANS))
+@pytest.mark.parametrize("block_rows", [None, 1])
+def test_a_word_that_is_not_true_or_false_names_its_line_and_column(case, block_rows, tmp_path):
+    from calibration_toolbox.io import iter_predictions
+
+    text, message = BAD_BOOLEANS[case]
+    (tmp_path / "p.csv").write_text(text)
+    with pytest.raises(ValueError, match=message):
+        if block_rows is None:
+            load_predictions(tmp_path / "p.csv")
+        else:
+            list(iter_predictions(tmp_path / "p.csv", block_rows=block_rows))
+
+
+EXTRA_COLUMNS = "id,p_cat,p_dog,weight,animal\n7,0.8,0.2,1.5,0\n9,0.3,0.7,0.5,1\n"
+
+
+@pytest.mark.parametrize(
+    ("prob_column", "expected"),
+    [
+        ("p_*", [[0.8, 0.2], [0.3, 0.7]]),
+        (["p_cat", "p_dog"], [[0.8, 0.2], [0.3, 0.7]]),
+        (["P_Dog", "p_cat"], [[0.2, 0.8], [0.7, 0.3]]),  # names in any case, in the order given
+        ("p_dog", [0.2, 0.7]),  # one column: P(y = 1)
+    ],
+)
+def test_prob_column_and_labels_column_choose_the_columns_of_a_csv(
+    prob_column, expected, tmp_path
+):
+    from calibration_toolbox.io import iter_predictions
+
+    for name, sep in (("p.csv", ","), ("p.tsv", "\t")):
+        (tmp_path / name).write_text(EXTRA_COLUMNS.replace(",", sep))
+        options = {"prob_column": prob_column, "labels_column": "animal"}
+        prob, labels = load_predictions(tmp_path / name, **options)
+        assert_array_equal(prob, expected)
+        assert_array_equal(labels, [0, 1])
+        blocks = list(iter_predictions(tmp_path / name, block_rows=1, **options))
+        assert_array_equal(np.concatenate([p for p, _ in blocks]), expected)
+    # without labels_column: the named label column, else the last column not chosen
+    (tmp_path / "q.csv").write_text("p0,p1,weight\n0.8,0.2,0\n0.3,0.7,1\n")
+    prob, labels = load_predictions(tmp_path / "q.csv", prob_column="p*")
+    assert_array_equal(prob, [[0.8, 0.2], [0.3, 0.7]])
+    assert_array_equal(labels, [0, 1])
+
+
+BAD_COLUMNS = {
+    "missing": ({"prob_column": "p_emu"}, r"`prob_column` 'p_emu' is not a column of .*p\.csv"),
+    "no match": ({"prob_column": "q_*"}, r"`prob_column` 'q_\*' matches no column of .*p\.csv"),
+    "missing label": ({"labels_column": "y"}, r"`labels_column` 'y' is not a column of"),
+    "no header": ({"prob_column": "p0"}, r"`prob_column` needs a header naming the columns"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_COLUMNS))
+def test_columns_that_are_not_there(case, tmp_path):
+    options, message = BAD_COLUMNS[case]
+    text = "0.8,0.2,0\n" if case == "no header" else EXTRA_COLUMNS
+    (tmp_path / "p.csv").write_text(text)
+    with pytest.raises(ValueError, match=message):
+        load_predictions(tmp_path / "p.csv", **options)
+
+
+def test_scores_beside_an_id_column_need_prob_column(tmp_path):
+    # pandas' df.to_csv(index=False) of an evaluation: an id, the confidence, the target
+    (tmp_path / "p.csv").write_text("id,confidence,correct\n0,0.9,True\n1,0.6,False\n")
+    with pytest.raises(ValueError, match=r"holds 2 columns beside the labels \(id, confidence\)"):
+        load_predictions(tmp_path / "p.csv", scores=True)
+    scores, target = load_predictions(tmp_path / "p.csv", scores=True, prob_column="confidence")
+    assert_array_equal(scores, [0.9, 0.6])
+    assert_array_equal(target, [1, 0])
+
+
+TOP_LABEL = "true_label,pred_label,confidence\n3,3,0.9\n5,2,0.6\n1,1,0.8\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "options"),
+    [
+        (TOP_LABEL, {}),
+        (",true_label,pred_label,confidence\n0,3,3,0.9\n1,5,2,0.6\n2,1,1,0.8\n", {}),
+        ("id,label,y_pred,confidence\n0,cat,cat,0.9\n1,emu,dog,0.6\n2,dog,dog,0.8\n", {}),
+        (
+            "gt,guess,p\n3,3,0.9\n5,2,0.6\n1,1,0.8\n",
+            {"pred_column": "guess", "labels_column": "gt"},
+        ),
+        ("y,pred_class,id,conf\n3,3,0,0.9\n5,2,1,0.6\n1,1,2,0.8\n", {"prob_column": "conf"}),
+    ],
+)
+@pytest.mark.parametrize("block_rows", [None, 1, 2])
+def test_the_top_label_layout_is_read_as_scores_against_hits(text, options, block_rows, tmp_path):
+    from calibration_toolbox.io import iter_predictions
+
+    (tmp_path / "dump.csv").write_text(text)
+    if block_rows is None:
+        scores, target = load_predictions(tmp_path / "dump.csv", scores=True, **options)
+    else:
+        blocks = iter_predictions(
+            tmp_path / "dump.csv", block_rows=block_rows, scores=True, **options
+        )
+        blocks = list(blocks)
+        scores = np.concatenate([p for p, _ in blocks])
+        target = np.concatenate([y for _, y in blocks])
+    assert_array_equal(scores, [0.9, 0.6, 0.8])
+    assert_array_equal(target, [1, 0, 1])
+
+
+def test_the_top_label_layout_needs_scores_and_one_score_column(tmp_path):
+    (tmp_path / "dump.csv").write_text(TOP_LABEL)
+    with pytest.raises(
+        ValueError,
+        match=r"dump\.csv holds predicted labels \(column 'pred_label'\).*`scores=True`",
+    ):
+        load_predictions(tmp_path / "dump.csv")
+    (tmp_path / "two.csv").write_text("label,pred_label,a,b\n1,1,0.5,0.2\n")
+    with pytest.raises(ValueError, match=r"needs one column of scores; got \['a', 'b'\]"):
+        load_predictions(tmp_path / "two.csv", scores=True)
+    (tmp_path / "unnamed.csv").write_text("gt,pred_label,confidence\n1,1,0.5\n")
+    with pytest.raises(
+        ValueError, match=r"cannot tell which column of .*unnamed\.csv.*`labels_column`"
+    ):
+        load_predictions(tmp_path / "unnamed.csv", scores=True)
+
+
+@pytest.mark.parametrize("block_rows", [None, 2])
+def test_a_top_label_npz_is_read_as_scores_against_hits(block_rows, tmp_path):
+    from calibration_toolbox.io import iter_predictions
+
+    arrays = {"true_label": [3, 5, 1], "pred_label": [3, 2, 1], "confidence": [0.9, 0.6, 0.8]}
+    np.savez(tmp_path / "dump.npz", **arrays)
+    if block_rows is None:
+        scores, target = load_predictions(tmp_path / "dump.npz", scores=True)
+    else:
+        blocks = list(iter_predictions(tmp_path / "dump.npz", block_rows=2, scores=True))
+        scores = np.concatenate([p for p, _ in blocks])
+        target = np.concatenate([y for _, y in blocks])
+    assert_array_equal(scores, [0.9, 0.6, 0.8])
+    assert_array_equal(target, [1, 0, 1])
+    # never confidence against true_label (a binary true_label would pass as a 0/1 target)
+    with pytest.raises(ValueError, match=r"dump\.npz holds predicted labels .*`scores=True`"):
+        load_predictions(tmp_path / "dump.npz")
+    np.savez(tmp_path / "short.npz", **{**arrays, "pred_label": [3, 2]})
+    with pytest.raises(ValueError, match=r"3 rows .* but there are 2 labels \(array 'pred_label'"):
+        if block_rows is None:
+            load_predictions(tmp_path / "short.npz", scores=True)
+        else:
+            list(iter_predictions(tmp_path / "short.npz", block_rows=2, scores=True))

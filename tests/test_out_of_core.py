@@ -59,7 +59,8 @@ def _same_numbers(streamed: dict, whole: dict) -> None:
     for ours, theirs in zip(streamed["results"], whole["results"], strict=True):
         assert ours["method"] == theirs["method"]
         assert ours["parameters"] == theirs["parameters"]
-        assert ours["accuracy"] == theirs["accuracy"]
+        for key in ("accuracy", "mean_target", "mean_score"):  # --scores: the mean target
+            assert ours.get(key) == theirs.get(key), key
         assert ours["reliability"] == theirs["reliability"]  # top-label table: bit for bit
         assert ours["metrics"].keys() == theirs["metrics"].keys()
         for name, value in ours["metrics"].items():
@@ -266,6 +267,75 @@ def test_csv_and_parquet_through_the_streaming_path(folder, capsys, tmp_path):
     whole, _ = _json(capsys, *parquet)
     streamed, _ = _json(capsys, *parquet, "--stream")
     _same_numbers(streamed, whole)
+
+
+def _top_label_files(folder, tmp_path) -> tuple[np.ndarray, np.ndarray]:
+    """The first 3,000 rows as a .jsonl of probability vectors with class names, as a
+    top-label dump (.csv and .jsonl) and as an LLM-style .jsonl with a bool target."""
+    prob = np.load(folder / "p.npy")[:3000].astype(np.float64)
+    labels = np.load(folder / "y.npy")[:3000]
+    names = np.array(["ant", "bee", "cat", "dog", "eel"])
+    with open(tmp_path / "p.jsonl", "w") as handle:
+        for i, (row, k) in enumerate(zip(prob.tolist(), labels.tolist(), strict=True)):
+            handle.write(json.dumps({"id": i, "probs": row, "animal": str(names[k])}) + "\n")
+    predicted = prob.argmax(axis=1)
+    lines = ["true_label,pred_label,confidence"] + [
+        f"{y},{k},{c!r}"
+        for y, k, c in zip(
+            labels.tolist(), predicted.tolist(), prob.max(axis=1).tolist(), strict=True
+        )
+    ]
+    (tmp_path / "dump.csv").write_text("\n".join(lines) + "\n")
+    with open(tmp_path / "eval.jsonl", "w") as handle:
+        for c, k in zip(prob.max(axis=1).tolist(), (predicted == labels).tolist(), strict=True):
+            handle.write(json.dumps({"confidence": c, "correct": k}) + "\n")
+    return prob, labels
+
+
+@pytest.mark.filterwarnings("default")
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        (
+            "p.jsonl",
+            ["--labels-column", "animal", "--classes", "ant,bee,cat,dog,eel", "--per-class"],
+        ),
+        (
+            "p.jsonl",
+            ["--labels-column", "animal", "--classes", "ant,bee,cat,dog,eel", "--recalibrate"],
+        ),
+        ("dump.csv", ["--scores"]),
+        ("dump.csv", ["--scores", "--recalibrate"]),
+        ("eval.jsonl", ["--scores"]),
+    ],
+)
+def test_jsonl_and_top_label_dumps_through_the_streaming_path(
+    folder, capsys, tmp_path, name, options
+):
+    _top_label_files(folder, tmp_path)
+    metrics = ["--metrics", "ECE,MCE,RMSCE,Brier,NLL" + ("" if "--scores" in options else ",SCE")]
+    whole, _ = _json(capsys, tmp_path / name, *options, *metrics)
+    streamed, _ = _json(
+        capsys, tmp_path / name, *options, *metrics, "--stream", "--block-rows", 64
+    )
+    assert whole["n"] == streamed["n"] == (3000 if "--recalibrate" not in options else whole["n"])
+    for ours, theirs in zip(streamed["results"], whole["results"], strict=True):
+        for key, value in theirs["parameters"].items():
+            assert_allclose(ours["parameters"][key], value, rtol=1e-10, err_msg=key)
+        ours["parameters"] = theirs["parameters"]
+    _same_numbers(streamed, whole)
+
+
+def test_the_top_label_dump_is_the_top_label_of_the_probabilities(folder, capsys, tmp_path):
+    """dump.csv --scores (confidence against pred == true) and eval.jsonl --scores report
+    the numbers of p.jsonl's top label: the same rows, three layouts."""
+    _top_label_files(folder, tmp_path)
+    names = ["--labels-column", "animal", "--classes", "ant,bee,cat,dog,eel"]
+    probabilities, _ = _json(capsys, tmp_path / "p.jsonl", *names, "--metrics", "ECE,MCE,RMSCE")
+    for name in ("dump.csv", "eval.jsonl"):
+        scores, _ = _json(capsys, tmp_path / name, "--scores", "--metrics", "ECE,MCE,RMSCE")
+        for metric, value in probabilities["results"][0]["metrics"].items():
+            assert_allclose(scores["results"][0]["metrics"][metric], value, rtol=1e-12)
 
 
 def test_progress_on_a_terminal_only(folder, capsys, monkeypatch):

@@ -134,7 +134,9 @@ def test_not_parquet_and_options_elsewhere(tmp_path):
     with pytest.raises(ValueError, match=r"p\.parquet is not a readable \.parquet file"):
         load_predictions(tmp_path / "p.parquet")
     np.savez(tmp_path / "p.npz", probs=np.eye(2), labels=[0, 1])
-    with pytest.raises(ValueError, match=r"`prob_column` is only for \.parquet files"):
+    with pytest.raises(
+        ValueError, match=r"`prob_column` is only for \.csv, \.parquet and \.jsonl"
+    ):
         load_predictions(tmp_path / "p.npz", prob_column="probs")
 
 
@@ -142,4 +144,20 @@ def test_without_pyarrow_the_error_says_what_to_install(tmp_path, monkeypatch):
     path = _write(tmp_path / "p.parquet", {"probs": pa.array([[0.5, 0.5]]), "label": [0]})
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(ImportError, match=r'pip install "calibration-toolbox\[parquet\]"'):
+        load_predictions(path)
+
+
+@pytest.mark.parametrize(
+    "labels", [np.array([3, 5, 1, 1]), np.array(["cat", "dog", "emu", "emu"])]
+)
+def test_a_top_label_dump_is_read_as_scores_against_hits(labels, tmp_path):
+    predicted = labels[[0, 0, 2, 3]]  # right, wrong, right, right
+    columns = {"true_label": labels, "pred_label": predicted, "confidence": [0.9, 0.6, 0.8, 0.7]}
+    path = _write(tmp_path / "dump.parquet", columns, row_group_size=3)
+    scores, target = load_predictions(path, scores=True)
+    assert_array_equal(scores, [0.9, 0.6, 0.8, 0.7])
+    assert_array_equal(target, [1, 0, 1, 1])
+    blocks = list(iter_predictions(path, block_rows=2, scores=True))
+    assert_array_equal(np.concatenate([y for _, y in blocks]), target)
+    with pytest.raises(ValueError, match=r"holds predicted labels \(column 'pred_label'\)"):
         load_predictions(path)

@@ -158,6 +158,8 @@ def file_options(args: argparse.Namespace) -> dict[str, object]:
         "labels_key": args.labels_key,
         "prob_column": args.prob_column,
         "labels_column": args.labels_column,
+        "pred_column": args.pred_column,
+        "scores": args.scores,
         "classes": class_names(args.classes, args.classes_file),
         "sep": args.sep,
     }

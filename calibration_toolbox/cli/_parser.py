@@ -9,7 +9,12 @@ import textwrap
 from calibration_toolbox import __version__
 from calibration_toolbox.cli._methods import METHODS
 from calibration_toolbox.cli._metrics import DEFAULT_METRICS, METRICS
-from calibration_toolbox.io import CSV_LABEL_COLUMNS, LABEL_KEYS, PREDICTION_KEYS
+from calibration_toolbox.io import (
+    CSV_LABEL_COLUMNS,
+    LABEL_KEYS,
+    PREDICTED_LABEL_KEYS,
+    PREDICTION_KEYS,
+)
 
 __all__ = ["FIGURE_FORMATS", "UsageError", "parser"]
 
@@ -79,15 +84,23 @@ _FILES_HELP = [
         "from the first line; --sep to say, e.g. --sep ';' or --sep tab); the labels in the "
         f"last column, or in the column named {', '.join(CSV_LABEL_COLUMNS[:-1])} or "
         f"{CSV_LABEL_COLUMNS[-1]} when the first line is a header (it may start with #), or "
-        "in the column --labels-column names. A first column without a name is pandas' "
-        "index (df.to_csv(path) writes it) and is dropped. A single prediction column is "
-        "P(y = 1)."
+        "in the column --labels-column names; the predictions in every other column, or in "
+        "the columns --prob-column names as for .parquet (an id or weight column is then "
+        "ignored). A first column without a name is pandas' index (df.to_csv(path) writes "
+        "it) and is dropped. A single prediction column is P(y = 1). Labels True/False "
+        "(pandas), TRUE/FALSE (R) or true/false are a 0/1 target."
     ),
     _fill(
         '.parquet (pip install "calibration-toolbox[parquet]"): the predictions in one '
         "column of lists, or one column per class (--prob-column p_cat,p_dog, or a prefix "
         "--prob-column 'prob_*'), and a label column (--labels-column); by default the "
         "columns named as the .npz arrays above. Read row group by row group."
+    ),
+    _fill(
+        '.jsonl (.ndjson): one JSON object per line, e.g. {"confidence": 0.82, "correct": '
+        'true} or {"probs": [0.1, 0.9], "label": 1}; fields chosen as the columns of a '
+        ".parquet (--prob-column, --labels-column; a field holding a list is a probability "
+        "vector). A bad line is an error naming its number."
     ),
     _fill(
         "Class names: labels that are names (cat, dog) need --classes cat,dog,emu, the "
@@ -124,8 +137,14 @@ _REPORT_HELP = "\n".join(
         "--scores:",
         _fill(
             "the file holds one score per row and a 0/1 target: a .csv with two columns "
-            "score,target (the target column found as the labels column above), or a .npz "
-            "with two named arrays, e.g. confidence and correct, or scores and outcome. The "
+            "score,target (the target column found as the labels column above), a .npz "
+            "with two named arrays, e.g. confidence and correct, or scores and outcome, or "
+            "a .jsonl with such fields. A top-label dump (true_label,pred_label,confidence) "
+            "is read as the confidence against pred_label == true_label: a .csv, .parquet, "
+            f".jsonl or .npz with a column named {', '.join(PREDICTED_LABEL_KEYS)} (or named "
+            "by --pred-column), the true label as the labels column (--labels-column, or "
+            "named true_label) and the confidence as the only other column or the one "
+            "--prob-column names. The "
             "scores are binned as given against the target (an LLM's confidence against "
             "correctness; a click-through model's P(click) against the click): ECE, MCE, "
             "RMSCE, Brier (single-probability form), NLL, the mean target and mean score and "
@@ -178,10 +197,10 @@ def _add_loading_options(command: argparse.ArgumentParser, labels_help: str) -> 
         "--prob-column",
         type=_column_names,
         metavar="NAMES",
-        help="predictions in a .parquet: a,b,c or p_*",
+        help="prediction columns: a,b,c or p_*",
     )
     command.add_argument(
-        "--labels-column", metavar="NAME", help="label column of a .parquet or a .csv"
+        "--labels-column", metavar="NAME", help="label column (.csv, .parquet, .jsonl)"
     )
     command.add_argument(
         "--sep", type=_separator, metavar="CHAR", help="separator of a .csv: , ; or tab"
@@ -190,6 +209,16 @@ def _add_loading_options(command: argparse.ArgumentParser, labels_help: str) -> 
     names.add_argument("--classes", metavar="NAMES", help="class names, column order: cat,dog,emu")
     names.add_argument("--classes-file", metavar="FILE", help="class names, one per line")
     command.add_argument("--logits", action="store_true", help="the files hold logits")
+    _add_layout_options(command)
+
+
+def _add_layout_options(command: argparse.ArgumentParser) -> None:
+    """The options of a file's layout beyond its columns of predictions and labels."""
+    command.add_argument(
+        "--pred-column",
+        metavar="NAME",
+        help="predicted label of a top-label dump (--scores)",
+    )
 
 
 def _add_report(commands) -> None:
@@ -200,7 +229,7 @@ def _add_report(commands) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     report.add_argument(
-        "path", nargs="?", help=".npz, .npy, .csv or .parquet file; none: the example"
+        "path", nargs="?", help=".npz/.npy/.csv/.parquet/.jsonl file; none: the example"
     )
     _add_loading_options(report, "labels file for a .npy of predictions")
     report.add_argument(
@@ -280,7 +309,7 @@ def _add_apply(commands) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     command.add_argument("model", help="a model saved by recalibrate --save-model (.json)")
-    command.add_argument("path", help="predictions to calibrate (.npz, .npy, .csv, .parquet)")
+    command.add_argument("path", help="predictions to calibrate (.npz, .npy, .csv, ...)")
     command.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (and labels)"
     )
