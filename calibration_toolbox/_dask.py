@@ -25,6 +25,7 @@ import dataclasses
 import functools
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox.scores import Scores
 
@@ -378,17 +379,17 @@ class LazyPredictions:
     array's classes is checked at the call.
     """
 
-    def __call__(self, X):
+    def __call__(self, X: ArrayLike) -> NDArray:
         if is_dask_array(X):
             return self._lazy("__call__", X)
         return super().__call__(X)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray:
         if is_dask_array(X):
             return self._lazy("predict_proba", X)
         return super().predict_proba(X)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         if is_dask_array(X):
             return self._lazy("predict", X)
         return super().predict(X)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import numbers
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -23,8 +23,9 @@ from scipy.special import expit, softmax
 from calibration_toolbox._dask import is_dask_array
 from calibration_toolbox._dask import refusal as dask_refusal
 from calibration_toolbox._rows import RowSummary, row_blocks, scan_rows
+from calibration_toolbox._typing import Function
 from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, warn
-from calibration_toolbox.scores import Scores
+from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = [
     "NotFittedError",
@@ -244,7 +245,7 @@ def check_prob(prob: ArrayLike, *, logits: bool = False, name: str = "prob") -> 
 
 
 def check_predictions(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     *,
     logits: bool = False,
@@ -618,7 +619,7 @@ class _NamedLabels(NamedTuple):
     classes: ArrayLike
 
 
-def accepts_classes(metric):
+def accepts_classes(metric: Function) -> Function:
     """Decorate a public metric ``metric(prob, labels, ..., classes=None)`` to take names.
 
     With ``classes`` (the class names in the column order of ``prob``), ``labels`` may be
@@ -638,7 +639,7 @@ def accepts_classes(metric):
                 kwargs["labels"] = _NamedLabels(kwargs["labels"], classes)
         return metric(*args, **kwargs)
 
-    return with_classes
+    return cast(Function, with_classes)  # the signature of `metric`, `classes` in it
 
 
 def check_labels(

@@ -12,6 +12,7 @@ missing file is a ``FileNotFoundError`` with the same kind of message.
 
 from __future__ import annotations
 
+import inspect
 import mmap
 import os
 import zipfile
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -68,8 +70,7 @@ def load_predictions(
     scores: bool = False,
     classes: ArrayLike | None = None,
     sep: str | None = None,
-    optional_labels: bool = False,
-) -> tuple[NDArray, NDArray | None]:
+) -> tuple[NDArray, NDArray]:
     r"""Read ``(predictions, labels)`` saved by any framework.
 
     * ``.npz``: the arrays named ``prob_key`` and ``labels_key``; by default the first of
@@ -149,22 +150,14 @@ def load_predictions(
         Class names in column order, when the labels are names.
     sep : str, optional
         The separator of a ``.csv`` (predictions or labels), when not told from line 1.
-    optional_labels : bool, default False
-        Predictions to calibrate with a fitted model need no labels: read the labels only
-        when asked for (``labels_path``, ``labels_key``, ``labels_column``) or named by the
-        file (a ``.npz`` array, ``.parquet`` column or ``.jsonl`` field named in
-        :data:`LABEL_KEYS`, a ``.csv`` column headed ``label``, ``labels`` or ``y``), and
-        return ``None`` for them otherwise; every other column of a ``.csv`` is then a
-        prediction (no "last column" rule, no "only 1-D array" rule).
 
     Returns
     -------
     predictions : ndarray of shape (n_samples,) or (n_samples, n_classes)
         As stored (probabilities or logits; the dtype of the file; a read-only
         ``np.memmap`` for a ``.npy``).
-    labels : ndarray of shape (n_samples,), or None
-        As stored, or column indices (``intp``) with ``classes``; None when
-        ``optional_labels`` and the file has none.
+    labels : ndarray of shape (n_samples,)
+        As stored, or column indices (``intp``) with ``classes``.
 
     Raises
     ------
@@ -203,14 +196,47 @@ def load_predictions(
     (array([0.9, 0.6]), array([1., 0.]))
     """
     columns = (prob_key, labels_key, prob_column, labels_column, pred_column)
-    options = _Options.checked(path, labels_path, *columns, scores, classes, sep, optional_labels)
+    options = _Options.checked(path, labels_path, *columns, scores, classes, sep)
+    predictions, labels = _read(options)
+    return predictions, cast(NDArray, labels)  # labels are never optional here
+
+
+def read_predictions(
+    path: str | os.PathLike, *, optional_labels: bool = False, **options: Any
+) -> tuple[NDArray, NDArray | None]:
+    """:func:`load_predictions` (the same ``options``), with labels optional.
+
+    Predictions to calibrate with a fitted model need no labels: with
+    ``optional_labels=True`` the labels are read only when asked for (``labels_path``,
+    ``labels_key``, ``labels_column``) or named by the file (a ``.npz`` array, ``.parquet``
+    column or ``.jsonl`` field named in :data:`LABEL_KEYS`, a ``.csv`` column headed
+    ``label``, ``labels`` or ``y``), and are ``None`` otherwise; every other column of a
+    ``.csv`` is then a prediction (no "last column" rule, no "only 1-D array" rule).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from calibration_toolbox.io import read_predictions
+    >>> path = os.path.join(tempfile.mkdtemp(), "new.npz")
+    >>> np.savez(path, logits=np.zeros((3, 2)))
+    >>> read_predictions(path, optional_labels=True)[1] is None
+    True
+    """
+    given = inspect.signature(load_predictions).bind(path, **options)
+    given.apply_defaults()
+    values = [given.arguments[name] for name in _OPTIONS[:-1]]
+    return _read(_Options.checked(path, *values, optional_labels))
+
+
+def _read(options: _Options) -> tuple[NDArray, NDArray | None]:
+    """The arrays of a file, shapes checked and names mapped (labels None: none named)."""
     predictions, labels, labels_source = options.format.read(options)
     if labels is None:  # optional_labels, and the file names none
         _check_shapes(predictions, predictions.shape[:1], options.path, "")
         return predictions, None
     _check_shapes(predictions, labels, options.path, labels_source)
     n_classes = 2 if predictions.ndim == 1 else predictions.shape[1]
-    return predictions, iv.labels_from_file(labels, classes, n_classes, labels_source)
+    return predictions, iv.labels_from_file(labels, options.classes, n_classes, labels_source)
 
 
 def load_prob(path: str | os.PathLike) -> NDArray:
@@ -315,7 +341,7 @@ def iter_predictions(
     """
     block_rows = iv.integer_at_least(1)(block_rows, "block_rows")
     columns = (prob_key, labels_key, prob_column, labels_column, pred_column)
-    options = _Options.checked(path, labels_path, *columns, scores, classes, sep, False)
+    options = _Options.checked(path, labels_path, *columns, scores, classes, sep)
     return _checked_blocks(options.format.blocks(options, block_rows), options)
 
 
@@ -351,8 +377,12 @@ class _Options:
 
     @classmethod
     def checked(cls, path, *values) -> _Options:
-        """The options of the file ``path``: ``values`` in the order of :data:`_OPTIONS`."""
-        options = dict(zip(_OPTIONS, values, strict=True))
+        """The options of the file ``path``: ``values`` in the order of :data:`_OPTIONS`.
+
+        ``optional_labels``, the last, may be left out (False).
+        """
+        options = dict(zip(_OPTIONS, values, strict=False))
+        options.setdefault("optional_labels", False)
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix not in _FORMATS:

@@ -23,12 +23,13 @@ JASA 22, 209-212.  (The per-bin error bars.)
 from __future__ import annotations
 
 import math
-from typing import Any, Union
+from typing import Any, TypeVar, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox.metrics import CalibrationTable, calibration_table
+from calibration_toolbox.scores import PredictionsLike
 from calibration_toolbox.stats import _check_table
 
 __all__ = ["ConfidenceHistogram", "ReliabilityDiagram"]
@@ -195,19 +196,22 @@ def _draw_counts(ax, table: CalibrationTable, color: str) -> Any:
     return steps
 
 
+_DisplayT = TypeVar("_DisplayT", bound="_Display")
+
+
 class _Display:
     """What the display objects share: drawing a fitted recalibrator's predictions."""
 
     @classmethod
     def from_recalibrator(
-        cls,
+        cls: type[_DisplayT],
         recalibrator: Any,
         X: ArrayLike,
         y: ArrayLike,
         *,
         label: str | None = None,
         **kwargs: Any,
-    ):
+    ) -> _DisplayT:
         """Draw ``recalibrator.predict_proba(X)`` against ``y``.
 
         ``label`` defaults to the recalibrator's class name; the other keywords are those
@@ -303,7 +307,7 @@ class ReliabilityDiagram(_Display):
     @classmethod
     def from_predictions(
         cls,
-        prob: ArrayLike,
+        prob: PredictionsLike,
         labels: ArrayLike,
         *,
         bins: Union[int, ArrayLike] = 15,
@@ -367,7 +371,9 @@ class ReliabilityDiagram(_Display):
         """
         return cls(table, classes=classes, label=label).plot(ax=ax, counts_ax=counts_ax)
 
-    def plot(self, ax: Any = None, label: str | None = None, *, counts_ax: Any = None):
+    def plot(
+        self, ax: Any = None, label: str | None = None, *, counts_ax: Any = None
+    ) -> ReliabilityDiagram:
         """Draw the table on ``ax`` (a new figure when None) and return ``self``.
 
         Several displays drawn on the same ``ax`` (and ``counts_ax``) overlay their series,
@@ -499,7 +505,7 @@ class ConfidenceHistogram(_Display):
     @classmethod
     def from_predictions(
         cls,
-        prob: ArrayLike,
+        prob: PredictionsLike,
         labels: ArrayLike,
         *,
         bins: Union[int, ArrayLike] = 15,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Union
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["Scores"]
+__all__ = ["PredictionsLike", "Scores"]
 
 
 class Scores:
@@ -112,3 +114,8 @@ class Scores:
         except (TypeError, ValueError):
             what = f"a {type(self._values).__name__}"
         return f"Scores({what}: one score per row, binned as given against a 0/1 target)"
+
+
+#: What the measures take as predictions: an array-like of probabilities or logits, or
+#: :class:`Scores` (one score per row).  For the type hints of the public signatures.
+PredictionsLike = Union[ArrayLike, Scores]

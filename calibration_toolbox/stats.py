@@ -37,7 +37,7 @@ from calibration_toolbox.metrics.gce import (
     _reduce_tables,
     expected_calibration_error,
 )
-from calibration_toolbox.scores import Scores
+from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = [
     "BootstrapResult",
@@ -149,7 +149,7 @@ def _as_number(value: object) -> float:
         raise TypeError(f"`metric` must return a number; got {type(value).__name__}.") from None
 
 
-def _n_rows(prob: ArrayLike) -> int:
+def _n_rows(prob: PredictionsLike) -> int:
     return np.shape(prob.values if isinstance(prob, Scores) else prob)[0]
 
 
@@ -387,8 +387,8 @@ def _class_indices(labels: ArrayLike, metric_options: dict) -> ArrayLike:
 
 
 def bootstrap(
-    metric: Callable,
-    prob: ArrayLike,
+    metric: Callable[..., float],
+    prob: PredictionsLike,
     labels: ArrayLike,
     *,
     n_resamples: int = 1000,
@@ -527,7 +527,7 @@ def bootstrap(
 
 # -- consistency resampling -------------------------------------------------------------------
 def _label_sampler(
-    prob: ArrayLike, labels: ArrayLike, options: dict
+    prob: PredictionsLike, labels: ArrayLike, options: dict
 ) -> Callable[[np.random.Generator], NDArray]:
     """Draw labels from the predicted distributions, one uniform number per row.
 
@@ -556,8 +556,8 @@ def _label_sampler(
 
 
 def consistency_test(
-    metric: Callable,
-    prob: ArrayLike,
+    metric: Callable[..., float],
+    prob: PredictionsLike,
     labels: ArrayLike,
     *,
     n_resamples: int = 1000,

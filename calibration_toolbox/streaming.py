@@ -25,7 +25,7 @@ from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import canonical_rows
 from calibration_toolbox.binning import BlockTotals
 from calibration_toolbox.metrics import gce, scoring
-from calibration_toolbox.scores import Scores
+from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = ["CalibrationAccumulator"]
 
@@ -262,7 +262,7 @@ class CalibrationAccumulator:
         return self._sums.n_classes
 
     def update(
-        self, prob: ArrayLike, labels: ArrayLike, sample_weight: ArrayLike | None = None
+        self, prob: PredictionsLike, labels: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> CalibrationAccumulator:
         """Add a batch: its rows are checked as the in-memory metrics check them.
 

@@ -9,7 +9,7 @@ from numpy.testing import assert_allclose
 
 from calibration_toolbox import TemperatureScaling
 from calibration_toolbox.cli import main
-from calibration_toolbox.io import load_predictions
+from calibration_toolbox.io import load_predictions, read_predictions
 from tests.conftest import synthetic_example
 
 N = 200
@@ -114,12 +114,12 @@ def test_a_parquet_without_labels(folder, capsys):
 def test_optional_labels_reads_labels_only_where_named(folder):
     path = folder["path"]
     for name in ("logits_only.npz", "other_names.npz", "header.csv", "bare.csv"):
-        predictions, labels = load_predictions(path / name, optional_labels=True)
+        predictions, labels = read_predictions(path / name, optional_labels=True)
         assert labels is None and predictions.shape == (N, 10), name
-    _, labels = load_predictions(path / "labelled.csv", optional_labels=True)
+    _, labels = read_predictions(path / "labelled.csv", optional_labels=True)
     assert (labels == folder["labels"]).all()
     np.save(path / "new.npy", folder["logits"])
-    assert load_predictions(path / "new.npy", optional_labels=True)[1] is None
+    assert read_predictions(path / "new.npy", optional_labels=True)[1] is None
     # Without it, the rules by position stand: the last column, the only 1-D array.
     predictions, labels = load_predictions(path / "other_names.npz")
     assert (labels == folder["labels"]).all()

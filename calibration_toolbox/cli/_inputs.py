@@ -20,7 +20,7 @@ from calibration_toolbox._validation import check_predictions
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.cli._parser import UsageError
 from calibration_toolbox.datasets import load_example
-from calibration_toolbox.io import load_predictions
+from calibration_toolbox.io import read_predictions as read_file
 from calibration_toolbox.metrics import negative_log_likelihood
 from calibration_toolbox.scores import Scores
 
@@ -227,7 +227,7 @@ def read_predictions(
     ``optional_labels``: labels only when asked for or named by the file (else None, and
     the values are left to the recalibrator that takes them).
     """
-    predictions, labels = load_predictions(
+    predictions, labels = read_file(
         path, labels_path=labels_path, optional_labels=optional_labels, **file_options(args)
     )
     if predictions.ndim == 2 and predictions.shape[1] == 1:

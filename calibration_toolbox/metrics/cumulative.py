@@ -22,7 +22,7 @@ from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._rows import SORT_CHUNK_ELEMENTS, row_blocks
 from calibration_toolbox.binning import adaptive_edges, sort_rows_with_flags
 from calibration_toolbox.metrics.gce import GCE, _reduce_tables
-from calibration_toolbox.scores import Scores
+from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = ["KSCE", "ECESweep", "ECESweepResult", "KuiperCE"]
 
@@ -239,7 +239,7 @@ _shared_docstring = with_fragments({"{parameters}": _SHARED_PARAMETERS, "{sets}"
 @iv.accepts_classes
 @_shared_docstring
 def KSCE(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     *,
     variant: str = "top-r",
@@ -302,7 +302,7 @@ def KSCE(
 @iv.accepts_classes
 @_shared_docstring
 def KuiperCE(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     *,
     variant: str = "top-r",
@@ -555,7 +555,7 @@ def _roelofs_sweep(
 
 @iv.accepts_classes
 def ECESweep(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     *,
     adaptive_bins: bool = True,

@@ -18,6 +18,7 @@ from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox.binning import assign_bins
 from calibration_toolbox.metrics.gce import CalibrationTable, _GCEOptions, _table
+from calibration_toolbox.scores import PredictionsLike
 
 __all__ = ["BrierDecomposition", "brier_decomposition"]
 
@@ -56,7 +57,7 @@ class BrierDecomposition:
 
 @iv.accepts_classes
 def brier_decomposition(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     bins: Union[int, ArrayLike] = 15,
     *,

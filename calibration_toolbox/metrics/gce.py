@@ -40,7 +40,7 @@ from calibration_toolbox.binning import (
     is_uniform,
     sort_rows_with_flags,
 )
-from calibration_toolbox.scores import Scores
+from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = [
     "ACE",
@@ -322,7 +322,9 @@ class CalibrationTable:
             )
         )
 
-    def intervals(self, method: str = "wilson", confidence_level: float = 0.95):
+    def intervals(
+        self, method: str = "wilson", confidence_level: float = 0.95
+    ) -> tuple[NDArray, NDArray]:
         """Confidence interval of every bin's accuracy (the reliability diagram's error bars).
 
         See :func:`calibration_toolbox.stats.bin_intervals`; ``(low, high)`` arrays of shape
@@ -332,7 +334,7 @@ class CalibrationTable:
 
         return bin_intervals(self, method=method, confidence_level=confidence_level)
 
-    def consistency_bands(self, confidence_level: float = 0.95):
+    def consistency_bands(self, confidence_level: float = 0.95) -> tuple[NDArray, NDArray]:
         """Range of every bin's accuracy expected if the bin were calibrated.
 
         See :func:`calibration_toolbox.stats.consistency_bands`; ``(low, high)`` arrays of
@@ -474,7 +476,7 @@ def _cut_for(value: float, dtype: np.dtype) -> np.generic:
 @iv.accepts_classes
 @_shared_docstring
 def calibration_table(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     bins: Union[int, ArrayLike] = 15,
     class_conditional: bool = True,
@@ -640,7 +642,7 @@ class _GCEOptions:
 
 
 def _checked_call(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     *,
     logits: object,
@@ -1259,7 +1261,7 @@ def _one_spelling(value, default, synonym, name: str, synonym_name: str):
 @iv.accepts_classes
 @_shared_docstring
 def GCE(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     bins: Union[int, ArrayLike] = _DEFAULT_BINS,
     class_conditional: bool = True,
@@ -1466,7 +1468,7 @@ def _named_metric(
 @iv.accepts_classes
 @_shared_docstring
 def ECE(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     bins: Union[int, ArrayLike] = 15,
     *,
@@ -1522,7 +1524,7 @@ def ECE(
 @iv.accepts_classes
 @_shared_docstring
 def RMSCE(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     bins: Union[int, ArrayLike] = 15,
     *,
@@ -1566,7 +1568,7 @@ def RMSCE(
 @iv.accepts_classes
 @_shared_docstring
 def MCE(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     bins: Union[int, ArrayLike] = 15,
     *,
@@ -1827,7 +1829,7 @@ def TACE(
 @iv.accepts_classes
 @_shared_docstring
 def expected_calibration_error(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     bins: Union[int, ArrayLike] = 15,
     *,
@@ -1868,7 +1870,7 @@ def expected_calibration_error(
 @iv.accepts_classes
 @_shared_docstring
 def OCE(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     bins: Union[int, ArrayLike] = 15,
     *,
@@ -1937,7 +1939,7 @@ def OCE(
 @iv.accepts_classes
 @_shared_docstring
 def UCE(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     bins: Union[int, ArrayLike] = 15,
     *,
@@ -2000,7 +2002,7 @@ def UCE(
 @iv.accepts_classes
 @_shared_docstring
 def TCE(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     bins: int = 15,
     *,

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _validation as iv
-from calibration_toolbox.scores import Scores
+from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = ["MMCE", "SKCE"]
 
@@ -132,7 +132,7 @@ def _off_diagonal_form(values: NDArray, residuals: NDArray, bandwidth: float) ->
     return total
 
 
-def _mmce_pairs(prob: ArrayLike, labels: ArrayLike, logits: object, renormalize: object):
+def _mmce_pairs(prob: PredictionsLike, labels: ArrayLike, logits: object, renormalize: object):
     """(score, target) pairs of the top label (confidence, correct) or of ``Scores``."""
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=True
@@ -145,7 +145,7 @@ def _mmce_pairs(prob: ArrayLike, labels: ArrayLike, logits: object, renormalize:
 
 @iv.accepts_classes
 def MMCE(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     *,
     bandwidth: float = 0.4,

@@ -9,7 +9,7 @@ from scipy.special import log_expit, logsumexp
 from calibration_toolbox import _dask
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import HAND_OVER_ROWS, canonical_blocks, canonical_rows, row_blocks
-from calibration_toolbox.scores import Scores
+from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = ["brier_score", "negative_log_likelihood"]
 
@@ -24,7 +24,7 @@ def _weighted_sum(values: NDArray, weights: NDArray | None) -> float:
 
 @iv.accepts_classes
 def brier_score(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     *,
     logits: bool = False,
@@ -173,7 +173,7 @@ def _row_total(
 
 @iv.accepts_classes
 def negative_log_likelihood(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     *,
     logits: bool = False,

@@ -14,6 +14,7 @@ from scipy import fft, optimize
 
 from calibration_toolbox import _validation as iv
 from calibration_toolbox.metrics.gce import _top_label_entries
+from calibration_toolbox.scores import PredictionsLike
 
 __all__ = ["SmoothECE"]
 
@@ -109,7 +110,7 @@ def _root_between(spectrum: _ResidualSpectrum, lower: float, upper: float) -> fl
 
 @iv.accepts_classes
 def SmoothECE(
-    prob: ArrayLike,
+    prob: PredictionsLike,
     labels: ArrayLike,
     *,
     bandwidth: float | None = None,

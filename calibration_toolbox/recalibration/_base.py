@@ -34,7 +34,7 @@ import os
 import re
 import secrets
 import stat
-from typing import Any, Callable, ClassVar, NamedTuple, Union
+from typing import Any, Callable, ClassVar, NamedTuple, TypeVar, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -50,6 +50,7 @@ __all__ = [
     "FORMAT_VERSION",
     "Field",
     "Recalibrator",
+    "RecalibratorT",
     "array_field",
     "choice_field",
     "flag_field",
@@ -73,6 +74,10 @@ _DESCRIPTION_KEYS = ("format", "format_version", "class", "params", "fitted")
 COEFFICIENT_LIMIT = 1e100
 
 Checker = Callable[[object, str], object]
+#: The type of ``self`` (or ``cls``) of a recalibrator, for the methods that return it
+#: (``fit``, ``set_params``, ``load``): ``TemperatureScaling().fit(...)`` is a
+#: ``TemperatureScaling`` to a type checker.
+RecalibratorT = TypeVar("RecalibratorT", bound="Recalibrator")
 
 
 # -- the fitted schema -----------------------------------------------------------------------
@@ -326,7 +331,7 @@ class Recalibrator:
         """Settings passed to ``__init__``, by name."""
         return {name: getattr(self, name) for name in self._param_names()}
 
-    def set_params(self, **params: Any) -> Recalibrator:
+    def set_params(self: RecalibratorT, **params: Any) -> RecalibratorT:
         """Change settings for the next ``fit``; returns ``self``.
 
         The fitted state, and so every prediction, stays as it was fitted.
@@ -570,7 +575,7 @@ class Recalibrator:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Recalibrator:
+    def from_dict(cls: type[RecalibratorT], data: dict[str, Any]) -> RecalibratorT:
         """Rebuild a fitted recalibrator from :meth:`to_dict` output.
 
         ``data`` is checked first: its format and version, its class (a built-in
@@ -621,7 +626,7 @@ class Recalibrator:
         _write_atomically(path, json.dumps(description, allow_nan=False))
 
     @classmethod
-    def load(cls, path: Union[str, os.PathLike]) -> Recalibrator:
+    def load(cls: type[RecalibratorT], path: Union[str, os.PathLike]) -> RecalibratorT:
         """Read a recalibrator written by :meth:`save`.
 
         Raises one ``ValueError`` naming the file and the problem if the file is not JSON

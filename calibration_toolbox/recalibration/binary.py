@@ -22,7 +22,7 @@ with a ``UserWarning``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -450,6 +450,10 @@ def _design_columns(map_columns: list[NDArray], design: _Design) -> list[NDArray
     return columns
 
 
+#: ``fit`` of Platt and beta calibration returns ``self``, of its own type.
+_LogisticT = TypeVar("_LogisticT", bound="_OneVsRestLogistic")
+
+
 class _OneVsRestLogistic(Recalibrator):
     """A logistic map of one score per model: binary, or one-vs-rest and renormalised.
 
@@ -529,7 +533,9 @@ class _OneVsRestLogistic(Recalibrator):
 
         return _Rows(features, design.transform.shape[1], positive, targets, weights)
 
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
+    def fit(
+        self: _LogisticT, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> _LogisticT:
         """Fit on calibration scores ``X`` ((N, K) or (N,)) and labels ``y`` (N,).
 
         Returns

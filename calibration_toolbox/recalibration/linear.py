@@ -64,7 +64,7 @@ import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -300,6 +300,10 @@ def _warn_if_not_converged(name: str, fitted: MapFit, model: _LinearModel) -> No
         )
 
 
+#: ``fit`` of the three linear maps returns ``self``: a ``MatrixScaling`` for a type checker too.
+_LinearT = TypeVar("_LinearT", bound="_LinearSoftmaxRecalibrator")
+
+
 class _LinearSoftmaxRecalibrator(Recalibrator):
     """Shared fit and prediction of ``softmax(W x + b)``.
 
@@ -320,7 +324,9 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
         del params["classes"]  # the labels' names, not the model's (see `_fit_labels`)
         return self._model(**params)
 
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
+    def fit(
+        self: _LinearT, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> _LinearT:
         """Fit the map on calibration data ``X`` (N, K) and labels ``y`` (N,); returns self."""
         model = self._checked_model()
         if self._takes_probabilities:
@@ -496,7 +502,9 @@ class VectorScaling(_dask.LazyPredictions, _LinearSoftmaxRecalibrator):
         **_MAP_SCHEMA,
     }
 
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> VectorScaling:
         """Fit ``a`` and ``b`` on calibration logits ``X`` (N, K) and labels ``y`` (N,).
 
         ``X`` may be a Dask array chunked along rows (``y`` and ``sample_weight`` Dask or
