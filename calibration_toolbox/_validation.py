@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -66,6 +67,10 @@ class NotFittedError(ValueError, AttributeError):
     """Raised when a recalibrator is used before ``fit``."""
 
 
+# np.exceptions (NumPy >= 1.25) is its home; NumPy 2 no longer has it at the top level
+_VisibleDeprecationWarning = getattr(np, "exceptions", np).VisibleDeprecationWarning
+
+
 def _describe(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -83,8 +88,11 @@ def _as_real_array(value: ArrayLike, name: str) -> NDArray:
     if is_dask_array(value):  # np.asarray would compute it all on the client
         raise dask_refusal(name)
     try:
-        array = np.asarray(value)
-    except (ValueError, TypeError) as exc:  # ragged nested lists
+        with warnings.catch_warnings():
+            # NumPy < 1.24 only warns of a ragged list and makes an object array of it
+            warnings.simplefilter("error", _VisibleDeprecationWarning)
+            array = np.asarray(value)
+    except (ValueError, TypeError, _VisibleDeprecationWarning) as exc:  # ragged nested lists
         raise ValueError(f"`{name}` must be a rectangular numeric array; {exc}") from None
     if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
         raise TypeError(f"`{name}` must hold real numbers; got an array of dtype {array.dtype}.")
