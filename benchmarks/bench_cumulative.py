@@ -3,7 +3,9 @@
 The floor (issue 9) is ``np.sort`` of the 1,000,000 float32 confidences, timed in the same
 run.  KSCE is timed on the (score, target) pairs (``Scores``), on a float32 (N, 10)
 probability matrix (validation pass and confidences included), and weighted; ECESweep with
-its default 1,000 bin counts.  Run: ``python benchmarks/bench_cumulative.py [--repeat 7]``.
+its default rule (Roelofs et al.'s sweep to the first non-monotone count) and with
+``rule='largest'`` (every count up to 1,000).
+Run: ``python benchmarks/bench_cumulative.py [--repeat 7]``.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ def main():
         "KSCE(prob, labels, r=2)": lambda: KSCE(prob, labels, r=2),
         "KSCE(prob, labels, class-wise)": lambda: KSCE(prob, labels, variant="class-wise"),
         "ECESweep(Scores(conf), correct)": lambda: ECESweep(Scores(confidence), correct),
+        "ECESweep(..., rule='largest')": lambda: ECESweep(
+            Scores(confidence), correct, rule="largest"
+        ),
     }
     print(f"floor: np.sort of {N_ROWS:,} float32 confidences {floor * 1e3:.1f} ms")
     for name, function in cases.items():

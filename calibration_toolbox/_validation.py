@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import numbers
 import warnings
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -76,6 +76,57 @@ def _describe(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _from_tensor(value: object) -> object:
+    """A PyTorch tensor as NumPy reads it: detached, on the CPU, bfloat16 widened to float32.
+
+    ``np.asarray`` goes through ``Tensor.__array__``, which raises for a tensor that requires
+    grad (``RuntimeError``) and for bfloat16, the usual dtype of an LLM's logits (NumPy has
+    no such type); bfloat16 values are exactly float32 values.  Anything else is returned as
+    it is (torch is never imported here).
+    """
+    if not type(value).__module__.startswith("torch") or not hasattr(value, "detach"):
+        return value
+    tensor = value.detach().cpu()
+    if str(tensor.dtype) == "torch.bfloat16":
+        tensor = tensor.float()
+    return tensor.numpy()
+
+
+def _widened_extension_type(array: NDArray) -> NDArray:
+    """An array of an extension float type (JAX's bfloat16, float8) as float32.
+
+    Such dtypes (``ml_dtypes``) are no NumPy number, but cast safely to float32; a
+    structured or plain void array does not, and is refused by the caller.
+    """
+    if array.dtype.fields is None and np.can_cast(array.dtype, np.float32):
+        return array.astype(np.float32)
+    return array
+
+
+def _as_numpy(value: object) -> NDArray:
+    """``np.asarray`` of a value, tensors of array libraries included (no checks)."""
+    with warnings.catch_warnings():
+        # NumPy < 1.24 only warns of a ragged list, and makes an object array of it
+        warnings.simplefilter("error", _VisibleDeprecationWarning)
+        try:
+            array = np.asarray(_from_tensor(value))
+        except _VisibleDeprecationWarning as exc:
+            raise ValueError(exc) from None
+    if array.dtype.kind in "Vf" and not np.issubdtype(array.dtype, np.number):
+        array = _widened_extension_type(array)
+    return array
+
+
+def _raw_records_hint(array: NDArray) -> str:
+    """Advice for raw 1- or 2-byte records: bfloat16 or float8 saved without their type."""
+    if array.dtype.kind != "V" or array.dtype.fields is not None or array.itemsize > 2:
+        return ""
+    return (
+        " NumPy saves bfloat16 and float8 arrays (JAX, ml_dtypes) as raw records like these,"
+        " which nothing can read back as numbers: cast them to float32 before saving."
+    )
+
+
 def _as_real_array(value: ArrayLike, name: str) -> NDArray:
     """``np.asarray`` with a clear error for ragged, complex, string or object input."""
     if isinstance(value, Scores):
@@ -88,14 +139,14 @@ def _as_real_array(value: ArrayLike, name: str) -> NDArray:
     if is_dask_array(value):  # np.asarray would compute it all on the client
         raise dask_refusal(name)
     try:
-        with warnings.catch_warnings():
-            # NumPy < 1.24 only warns of a ragged list and makes an object array of it
-            warnings.simplefilter("error", _VisibleDeprecationWarning)
-            array = np.asarray(value)
-    except (ValueError, TypeError, _VisibleDeprecationWarning) as exc:  # ragged nested lists
+        array = _as_numpy(value)
+    except (ValueError, TypeError) as exc:  # ragged nested lists
         raise ValueError(f"`{name}` must be a rectangular numeric array; {exc}") from None
     if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-        raise TypeError(f"`{name}` must hold real numbers; got an array of dtype {array.dtype}.")
+        raise TypeError(
+            f"`{name}` must hold real numbers; got an array of dtype {array.dtype}."
+            + _raw_records_hint(array)
+        )
     if np.issubdtype(array.dtype, np.complexfloating):
         raise TypeError(f"`{name}` must hold real numbers; got an array of dtype {array.dtype}.")
     return array
@@ -232,11 +283,57 @@ def check_predictions(
         labels = _NamedLabels(labels, classes)
     if isinstance(prob, Scores):
         return _checked_pairs(prob, labels, logits, renormalize)
-    if top_label:
-        prob = _refuse_one_column(prob, logits)
-    array, tolerance = _probability_rows(prob, logits, renormalize, "prob")
-    pending = PendingPredictions(array, check_labels(labels, *array.shape), tolerance)
+    try:
+        if top_label:
+            prob = _refuse_one_column(prob, logits)
+        array, tolerance = _probability_rows(prob, logits, renormalize, "prob")
+        pending = PendingPredictions(array, check_labels(labels, *array.shape), tolerance)
+    except (TypeError, ValueError):
+        _refuse_swapped(prob, labels)
+        raise
     return pending if defer_scan else pending.checked(top_label)
+
+
+def _refuse_swapped(prob: ArrayLike, labels: ArrayLike) -> None:
+    """Raise when ``prob`` looks like labels and ``labels`` like predictions.
+
+    Only called once the checks have failed, so the usual call pays nothing: whole numbers,
+    one per row, as ``prob``, beside a probability matrix (or binary probabilities that are
+    not whole numbers) of the same length as ``labels`` is scikit-learn's order
+    ``f(y_true, y_prob)``.
+    """
+    if isinstance(labels, _NamedLabels):
+        return
+    try:
+        given, other = _as_numpy(prob), _as_numpy(labels)
+    except (TypeError, ValueError):
+        return
+    if not (_one_whole_number_per_row(given) and len(other) == len(given)):
+        return
+    if _looks_like_predictions(other):
+        raise ValueError(
+            f"`prob` and `labels` look swapped: `prob` holds whole numbers of shape "
+            f"{given.shape}, as class labels do, and `labels` holds probabilities of shape "
+            f"{other.shape}. The metrics take (prob, labels); scikit-learn's take (y_true, "
+            "y_prob): pass the predictions first."
+        )
+
+
+def _one_whole_number_per_row(array: NDArray) -> bool:
+    """Whether ``array`` is one finite whole number per row: what labels look like."""
+    one_column = array.ndim == 1 or (array.ndim == 2 and array.shape[1] == 1)
+    if not one_column or array.size == 0 or array.dtype.kind not in "biuf":
+        return False
+    return bool(np.isfinite(array).all() and (array == np.round(array)).all())
+
+
+def _looks_like_predictions(array: NDArray) -> bool:
+    """Whether ``array`` is a probability matrix, or binary probabilities not all whole."""
+    if array.dtype.kind != "f" or array.size == 0:
+        return array.ndim == 2 and array.shape[1] >= 2 and array.dtype.kind in "biuf"
+    if array.ndim == 2 and array.shape[1] >= 2:
+        return True
+    return array.ndim == 1 and not _one_whole_number_per_row(array)
 
 
 def checks_after_values(checked: Predictions | Pairs | PendingPredictions, checks):
@@ -395,28 +492,36 @@ def check_logits(logits: ArrayLike, name: str = "logits") -> NDArray:
     return _binary_logit_columns(array)
 
 
-def check_predicted_logits(logits: ArrayLike, name: str = "prob") -> NDArray:
+def check_predicted_logits(
+    logits: ArrayLike, name: str = "prob", *, advice: Callable[[int], str] | None = None
+) -> NDArray:
     """:func:`check_logits`, warning when every row is a probability vector.
 
     For the metrics' ``logits=True``: logits are never guessed, but probabilities passed
     as logits give a wrong number (their softmax is nearly uniform), so a ``UserWarning``
     is issued when every row lies in [0, 1] and sums to 1 within the dtype's tolerance (a
-    1-D array: when every value lies in [0, 1]).
+    1-D array: when every value lies in [0, 1]).  ``advice(ndim)`` (a recalibrator's fit,
+    which takes logits without a flag) replaces the metrics' advice to drop ``logits=True``.
     """
-    return _binary_logit_columns(_predicted_logits(logits, name))
+    return _binary_logit_columns(_predicted_logits(logits, name, advice))
 
 
-def _predicted_logits(logits: ArrayLike, name: str) -> NDArray:
+def _predicted_logits(
+    logits: ArrayLike, name: str, advice: Callable[[int], str] | None = None
+) -> NDArray:
     """Finite logits as given, (N, K) or (N,); a warning if they look like probabilities."""
     array, source_dtype = _finite_logits(logits, name)
     tolerance = ROW_SUM_TOLERANCE.get(source_dtype, ROW_SUM_TOLERANCE[array.dtype])
     if _all_rows_are_probabilities(array, tolerance):
         shape = "value lies in [0, 1]" if array.ndim == 1 else "row is a probability vector"
-        warn(
-            f"`{name}` was passed with logits=True, but every {shape}: if it holds "
-            "probabilities, drop logits=True (the softmax of probabilities is not the "
-            "model's prediction)."
-        )
+        if advice is None:
+            warn(
+                f"`{name}` was passed with logits=True, but every {shape}: if it holds "
+                "probabilities, drop logits=True (the softmax of probabilities is not the "
+                "model's prediction)."
+            )
+        else:
+            warn(f"`{name}` is taken as logits, but every {shape}: {advice(array.ndim)}")
     return array
 
 
@@ -551,6 +656,7 @@ def check_labels(
     *,
     pairs: bool = False,
     classes: ArrayLike | None = None,
+    hint: str = "",
 ) -> NDArray:
     """Validate integer class labels in ``[0, n_classes)`` and return them as ``intp``.
 
@@ -558,16 +664,19 @@ def check_labels(
     is 2), and the messages say so.  With ``classes`` (or labels wrapped with their
     classes by :func:`accepts_classes`), the labels are class names, mapped to column
     indices by :func:`check_class_names`; without it, names are a ``TypeError`` that says
-    to pass ``classes``.
+    to pass ``classes`` (where: ``hint``, e.g. " to the constructor").
     """
     kind = "0/1 targets with Scores" if pairs else "class indices"
-    array = _as_real_array(_label_indices(labels, classes, n_classes, name), name)
+    array = _as_real_array(_label_indices(labels, classes, n_classes, name, hint), name)
     if array.dtype == bool:
         array = array.astype(np.intp)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1:
-        raise ValueError(f"`{name}` must be a 1-D array of {kind}; got shape {array.shape}.")
+        raise ValueError(
+            f"`{name}` must be a 1-D array of {kind}; got shape {array.shape}."
+            + _one_hot_hint(array, name)
+        )
     if array.shape[0] != n_samples:
         raise ValueError(
             f"`{name}` must have one entry per row of the predictions ({n_samples}); "
@@ -586,8 +695,17 @@ def check_labels(
     return array.astype(np.intp, copy=False)
 
 
+def _one_hot_hint(array: NDArray, name: str) -> str:
+    """Advice for one-hot labels (one 1 per row, zeros elsewhere), else nothing."""
+    if array.ndim != 2 or array.size == 0 or array.dtype.kind not in "biuf":
+        return ""
+    if not (((array == 0) | (array == 1)).all() and (array.sum(axis=1) == 1).all()):
+        return ""
+    return f" One-hot labels: pass {name}.argmax(axis=1), the index of each row's 1."
+
+
 def _label_indices(
-    labels: ArrayLike, classes: ArrayLike | None, n_classes: int, name: str
+    labels: ArrayLike, classes: ArrayLike | None, n_classes: int, name: str, hint: str = ""
 ) -> ArrayLike:
     """Labels given as names mapped to their columns; other labels as they are."""
     if isinstance(labels, _NamedLabels):
@@ -595,7 +713,7 @@ def _label_indices(
     if classes is not None:
         return check_class_names(labels, classes, n_classes, name)
     if _holds_text(labels):
-        _refuse_names(labels, name)
+        _refuse_names(labels, name, hint)
     return labels
 
 
@@ -753,6 +871,19 @@ def _class_names(classes: ArrayLike, n_classes: int | None) -> NDArray:
     if len(repeated):
         raise ValueError(f"`classes` must be distinct names; {repeated[0].item()!r} repeats.")
     return names
+
+
+def optional_class_names(value: object, name: str) -> object:
+    """Checker of a ``classes`` setting: ``None``, or distinct names (str or numbers)."""
+    if value is None:
+        return value
+    if not isinstance(value, str) and np.ndim(value) != 1:
+        raise TypeError(
+            f"`{name}` must be a sequence of class names (str or numbers), one per column; "
+            f"got {_describe(value)}."
+        )
+    _class_names(value, None)
+    return value
 
 
 def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDArray | None:

@@ -115,3 +115,16 @@ def test_vector_scaling_from_blocks_reaches_the_in_memory_optimum():
     wrong[900] = 7
     with pytest.raises(ValueError, match=r"in rows 700 to 1399 of `source`: `y` must lie"):
         VectorScaling().fit_blocks(_blocks(logits, wrong))
+
+
+def test_block_fits_of_tied_logits_and_of_an_infinite_optimum():
+    tied, labels = np.zeros((3000, 4)), np.arange(3000) % 4
+    with pytest.warns(UserWarning, match="tied within every calibration row"):
+        fitted = TemperatureScaling().fit_blocks(_blocks(tied, labels))
+    assert fitted.temperature_ == 1.0
+    flat, halves = np.array([[0.6, 0.4]] * 3000), np.arange(3000) % 2
+    # f'(0) = 0 up to the rounding of 3,000 rows' sums: T -> inf or a T beyond 1e15.
+    with pytest.warns(UserWarning, match=r"T is set to (the upper bound )?10000"):
+        fitted = TemperatureScaling().fit_blocks(_blocks(flat, halves))
+    assert fitted.temperature_ == 1e4
+    assert np.isfinite(fitted.predict_proba(flat)).all()

@@ -4,7 +4,8 @@ No public implementation is installable: Gupta et al.'s spline-calibration code 
 Arrieta-Ibarra et al.'s code are not on PyPI, and netcal / torchmetrics / scikit-learn have
 neither measure nor the sweep.  The references are therefore the slow loops below, written
 from the papers' definitions (every distinct score as a threshold, one row at a time), and
-for ECESweep the public ``calibration_table`` at every bin count.
+for ECESweep's earlier rule (``rule='largest'``) the public ``calibration_table`` at every bin
+count (its default rule, Roelofs et al.'s, is tested in tests/test_ece_sweep.py).
 """
 
 from __future__ import annotations
@@ -306,7 +307,7 @@ def test_grows_with_temperature():
     assert values == sorted(values)
 
 
-# -- ECESweep --------------------------------------------------------------------------------
+# -- ECESweep(rule='largest') ---------------------------------------------------------------
 def oracle_sweep(prob, labels, adaptive_bins, max_bins, weights=None):
     """The largest monotone bin count from the public table at every count, and its error."""
     best = 1
@@ -331,7 +332,7 @@ def oracle_sweep(prob, labels, adaptive_bins, max_bins, weights=None):
 def test_sweep_matches_table_at_every_bin_count(adaptive_bins, seed, norm):
     prob, labels = tied_predictions(seed, n=150, decimals=2)
     expected_bins = oracle_sweep(prob, labels, adaptive_bins, 150)
-    result = ECESweep(prob, labels, adaptive_bins=adaptive_bins, norm=norm)
+    result = ECESweep(prob, labels, adaptive_bins=adaptive_bins, norm=norm, rule="largest")
     assert isinstance(result, ECESweepResult)
     assert result.n_bins == expected_bins
     expected = GCE(
@@ -348,7 +349,7 @@ def test_sweep_matches_table_at_every_bin_count(adaptive_bins, seed, norm):
 
 def test_sweep_on_calibrated_data_matches_table():
     scores, outcome = calibrated_pairs(11, 3000)
-    result = ECESweep(Scores(scores), outcome, max_bins=60)
+    result = ECESweep(Scores(scores), outcome, max_bins=60, rule="largest")
     assert result.n_bins == oracle_sweep(Scores(scores), outcome, True, 60)
     assert 1 < result.n_bins < 60
     assert result.value < 0.05
@@ -357,9 +358,9 @@ def test_sweep_on_calibrated_data_matches_table():
 def test_sweep_hand_example_is_not_monotone_in_the_bin_count():
     scores, targets = Scores([0.1, 0.3, 0.5, 0.7, 0.9, 0.95]), [0, 0, 1, 0, 1, 1]
     # 3 bins: 0, 0.5, 1; 4 bins: 0, 1, 0, 1 (fails); 5 bins: 0, 0, 0.5, 1, 1; 6 fails.
-    assert ECESweep(scores, targets) == ECESweepResult(0.125, 5)
-    assert ECESweep(scores, targets, max_bins=4).n_bins == 3
-    assert ECESweep(scores, targets, max_bins=1) == ECESweepResult(
+    assert ECESweep(scores, targets, rule="largest", norm=1) == ECESweepResult(0.125, 5)
+    assert ECESweep(scores, targets, max_bins=4, rule="largest").n_bins == 3
+    assert ECESweep(scores, targets, max_bins=1, rule="largest", norm=1) == ECESweepResult(
         pytest.approx(abs(0.5 - 3.45 / 6)), 1
     )
 
@@ -369,8 +370,9 @@ def test_sweep_integer_weights_equal_duplicated_rows(adaptive_bins):
     prob, labels = tied_predictions(12, n=60, decimals=2)
     counts = np.random.default_rng(12).integers(0, 4, size=60)
     rows = np.repeat(np.arange(60), counts)
-    weighted = ECESweep(prob, labels, adaptive_bins=adaptive_bins, sample_weight=counts)
-    duplicated = ECESweep(prob[rows], labels[rows], adaptive_bins=adaptive_bins)
+    options = {"adaptive_bins": adaptive_bins, "rule": "largest"}
+    weighted = ECESweep(prob, labels, sample_weight=counts, **options)
+    duplicated = ECESweep(prob[rows], labels[rows], **options)
     assert weighted.n_bins == duplicated.n_bins
     assert weighted.value == pytest.approx(duplicated.value, rel=1e-12)
     assert weighted.n_bins == oracle_sweep(prob, labels, adaptive_bins, 60, counts)
@@ -379,7 +381,8 @@ def test_sweep_integer_weights_equal_duplicated_rows(adaptive_bins):
 def test_sweep_row_order_does_not_matter():
     prob, labels = tied_predictions(13, n=300, decimals=2)
     order = np.random.default_rng(13).permutation(300)
-    shuffled, result = ECESweep(prob[order], labels[order]), ECESweep(prob, labels)
+    shuffled = ECESweep(prob[order], labels[order], rule="largest")
+    result = ECESweep(prob, labels, rule="largest")
     assert shuffled.n_bins == result.n_bins
     assert shuffled.value == pytest.approx(result.value, rel=1e-12)
 

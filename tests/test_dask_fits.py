@@ -155,3 +155,16 @@ def test_vector_scaling_on_dask_arrays_reaches_the_in_memory_optimum():
     loss = negative_log_likelihood(probs.compute(), labels, sample_weight=weights)
     best = negative_log_likelihood(expected.predict_proba(logits), labels, sample_weight=weights)
     assert_allclose(loss, best, rtol=1e-12)
+
+
+def test_dask_fits_of_tied_logits_and_of_an_infinite_optimum():
+    tied, labels = np.zeros((3000, 4)), np.arange(3000) % 4
+    with pytest.warns(UserWarning, match="tied within every calibration row"):
+        fitted = TemperatureScaling().fit(da.from_array(tied, chunks=(700, -1)), labels)
+    assert fitted.temperature_ == 1.0
+    flat, halves = np.array([[0.6, 0.4]] * 3000), np.arange(3000) % 2
+    # f'(0) = 0 up to the rounding of 3,000 rows' sums: T -> inf or a T beyond 1e15.
+    with pytest.warns(UserWarning, match=r"T is set to (the upper bound )?10000"):
+        fitted = TemperatureScaling().fit(da.from_array(flat, chunks=(700, -1)), halves)
+    assert fitted.temperature_ == 1e4
+    assert np.isfinite(fitted.predict_proba(flat)).all()

@@ -561,6 +561,7 @@ def test_set_params_after_fit_leaves_predictions_unchanged(config):
         "max_iter": 2,
         "tol": 0.5,
         "n_jobs": 1,
+        "classes": ["a", "b", "c"],
     }
     model.set_params(**{name: others[name] for name in model.get_params()})
     assert_array_equal(model(X), before_logits)
@@ -578,6 +579,7 @@ def test_get_and_set_params():
         "max_iter": 1000,
         "tol": 1e-8,
         "n_jobs": None,
+        "classes": None,
     }
     assert model.set_params(reg_mu=3.0) is model and model.reg_mu == 3.0
     assert "n_jobs" not in MatrixScaling().get_params()  # a full map: BLAS's threads

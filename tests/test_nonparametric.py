@@ -5,8 +5,10 @@ The estimator contract shared by every recalibrator is in test_recalibrator_cont
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import tracemalloc
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -157,6 +159,79 @@ def test_isotonic_ties_and_signed_zero_are_pooled():
     iso = IsotonicCalibration().fit(scores, labels)
     assert_array_equal(iso.breakpoints_, [0.0, 0.5, 1.0])
     assert_allclose(iso.breakpoint_values_, [0.4, 0.4, 1.0], rtol=0, atol=1e-15)
+
+
+def exact_interpolation(score: float, knots, values) -> float:
+    """Linear interpolation between the stored doubles, in exact rational arithmetic."""
+    knots, values = [Fraction(float(k)) for k in knots], [Fraction(float(v)) for v in values]
+    right = bisect.bisect_left(knots, Fraction(score))
+    if right == 0:
+        return float(values[0])
+    if right == len(knots):
+        return float(values[-1])
+    x0, x1, y0, y1 = knots[right - 1], knots[right], values[right - 1], values[right]
+    return float(y0 + (y1 - y0) * (Fraction(score) - x0) / (x1 - x0))
+
+
+SUBNORMAL_SCORES = [0.0, 5e-324, 2.1e-319, 5e-320, 5.4e-316, 1e-315, 1e-310, 1e-10, 0.5, 1.0]
+
+
+def test_isotonic_subnormal_gap_between_breakpoints():
+    # scikit-learn's regression test for its issue #10903: breakpoints 1e-320 (value 0) and
+    # 1e-310 (value 1) made the slope 1 / 1e-310 overflow and the prediction [-inf, inf].
+    iso = IsotonicCalibration().fit(np.array([0.0, 1e-320, 1e-310, 1.0]), np.array([0, 0, 1, 1]))
+    assert_array_equal(iso.breakpoints_, [0.0, 1e-320, 1e-310, 1.0])
+    probs = iso.predict_proba(np.array(SUBNORMAL_SCORES))
+    assert np.isfinite(probs).all() and (probs >= 0).all() and (probs <= 1).all()
+    assert_allclose(probs.sum(axis=1), 1.0, rtol=0, atol=1e-15)
+    # The documented map: linear between the fitted points (4e-10 at 5e-320, not a jump).
+    expected = [
+        exact_interpolation(s, iso.breakpoints_, iso.breakpoint_values_) for s in SUBNORMAL_SCORES
+    ]
+    assert_allclose(probs[:, 1], expected, rtol=1e-12, atol=0)
+    assert_allclose(probs[3, 1], 4e-10, rtol=1e-4)
+
+
+def test_isotonic_subnormal_gaps_in_every_mode():
+    # scikit-learn's second case: fitted values 0.42 and 0.44 across gaps of 4.1e-320 and
+    # 4.4e-314 (each score twice: label 1 with weight 0.42 or 0.44, label 0 with the rest).
+    knots = np.array([0.0, 4.1e-320, 4.4e-314, 1.0])
+    share = np.array([0.42, 0.42, 0.44, 0.44])
+    iso = IsotonicCalibration().fit(
+        np.repeat(knots, 2), np.tile([1, 0], 4), np.stack([share, 1 - share], axis=1).ravel()
+    )
+    new = np.array([0, 2.1e-319, 5.4e-316, 1e-10])
+    probs = iso.predict_proba(new)[:, 1]
+    expected = [exact_interpolation(s, iso.breakpoints_, iso.breakpoint_values_) for s in new]
+    assert_allclose(probs, expected, rtol=1e-12, atol=0)
+    # The smallest gap there is (one subnormal step), one-vs-rest and top-label.
+    tiny = np.array([0.0, 5e-324, 1e-323, 1.0])
+    prob = np.vstack([np.stack([tiny, 1 - tiny, np.zeros(4)], axis=1), [[0.0, 0.0, 1.0]] * 2])
+    labels = np.array([0, 1, 1, 0, 2, 2])
+    new = np.array([[5e-324, 1 - 5e-324, 0.0], [7.5e-324, 0.5, 0.5], [1.0, 0.0, 0.0]])
+    for mode in ("one-vs-rest", "top-label"):
+        probs = IsotonicCalibration(mode=mode).fit(prob, labels).predict_proba(new)
+        assert np.isfinite(probs).all() and (probs >= 0).all()
+        assert_allclose(probs.sum(axis=1), 1.0, rtol=0, atol=1e-15)
+
+
+def test_isotonic_scaled_interpolation_changes_no_ordinary_prediction(rng):
+    prob, labels = random_problem(rng, n_samples=500, n_classes=4)
+    iso = IsotonicCalibration().fit(prob, labels)
+    new = softmax(2 * rng.normal(size=(300, 4)), axis=1)
+    offsets = iso.breakpoint_offsets_
+    columns = np.stack(
+        [
+            np.interp(
+                new[:, k],
+                iso.breakpoints_[offsets[k] : offsets[k + 1]],
+                iso.breakpoint_values_[offsets[k] : offsets[k + 1]],
+            )
+            for k in range(4)
+        ],
+        axis=1,
+    )
+    assert_array_equal(iso.predict_proba(new), columns / columns.sum(axis=1, keepdims=True))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -94,14 +94,18 @@ def assert_probabilities(probs, X):
 # Another valid value of every parameter, for the check that set_params after fit leaves
 # the predictions alone (each value would change a fit).
 ALTERNATIVES = {
-    ct.TemperatureScaling: {"temperature_bounds": (0.5, 2.0)},
-    ct.EnsembleTemperatureScaling: {"temperature_bounds": (0.5, 2.0)},
+    ct.TemperatureScaling: {"temperature_bounds": (0.5, 2.0), "classes": ["a", "b", "c", "d"]},
+    ct.EnsembleTemperatureScaling: {
+        "temperature_bounds": (0.5, 2.0),
+        "classes": ["a", "b", "c", "d"],
+    },
     ct.VectorScaling: {
         "reg_lambda": 1.0,
         "num_classes": 4,
         "max_iter": 3,
         "tol": 1e-2,
         "n_jobs": 1,
+        "classes": ["a", "b", "c", "d"],
     },
     ct.MatrixScaling: {
         "reg_lambda": 1.0,
@@ -109,6 +113,7 @@ ALTERNATIVES = {
         "num_classes": 4,
         "max_iter": 3,
         "tol": 1e-2,
+        "classes": ["a", "b", "c", "d"],
     },
     ct.DirichletCalibration: {
         "reg_lambda": 1.0,
@@ -119,11 +124,20 @@ ALTERNATIVES = {
         "max_iter": 3,
         "tol": 1e-2,
         "n_jobs": 1,
+        "classes": ["a", "b", "c", "d"],
     },
-    ct.PlattScaling: {"input": "probabilities", "smoothed_targets": False},
-    ct.BetaCalibration: {"parameters": "am"},
-    ct.IsotonicCalibration: {"mode": "top-label", "out_of_bounds": "raise"},
-    ct.HistogramBinning: {"bins": 3, "adaptive_bins": True},
+    ct.PlattScaling: {
+        "input": "probabilities",
+        "smoothed_targets": False,
+        "classes": ["a", "b", "c", "d"],
+    },
+    ct.BetaCalibration: {"parameters": "am", "classes": ["a", "b", "c", "d"]},
+    ct.IsotonicCalibration: {
+        "mode": "top-label",
+        "out_of_bounds": "raise",
+        "classes": ["a", "b", "c", "d"],
+    },
+    ct.HistogramBinning: {"bins": 3, "adaptive_bins": True, "classes": ["a", "b", "c", "d"]},
 }
 
 

@@ -19,6 +19,7 @@ from scipy.special import log_softmax, softmax
 
 from calibration_toolbox import (
     ECE,
+    EnsembleTemperatureScaling,
     TemperatureScaling,
     negative_log_likelihood,
 )
@@ -111,9 +112,56 @@ def test_uninformative_logits_warn_at_the_upper_bound():
     rng = np.random.default_rng(4)
     labels = rng.integers(0, 3, 200)
     logits = -4.0 * np.eye(3)[labels] + rng.normal(size=(200, 3))  # anti-informative
-    with pytest.warns(UserWarning, match="lies outside temperature_bounds"):
+    with pytest.warns(UserWarning, match=r"largest as T -> inf.*upper bound 10 of"):
         fitted = TemperatureScaling(temperature_bounds=(0.1, 10)).fit(logits, labels)
     assert fitted.temperature_ == 10
+
+
+INFINITE_OPTIMUM = "largest as T -> inf, where every prediction is uniform"
+TIED = "tied within every calibration row"
+LOOK_LIKE_PROBABILITIES = "`X` is taken as logits, but every row is a probability vector"
+
+
+@pytest.mark.parametrize("method", [TemperatureScaling, EnsembleTemperatureScaling])
+def test_optimum_at_infinite_temperature_is_bounded(method):
+    # f'(beta = 0) is exactly 0: the likelihood is largest at beta = 0, T = inf (this raised
+    # ZeroDivisionError while the warning was written).
+    # (These logits are also probability vectors, which warns too.)
+    logits, labels = np.array([[0.6, 0.4]] * 10), np.array([0] * 5 + [1] * 5)
+    with pytest.warns(UserWarning, match=LOOK_LIKE_PROBABILITIES):
+        with pytest.warns(UserWarning, match=INFINITE_OPTIMUM):
+            fitted = method().fit(logits, labels)
+    assert fitted.temperature_ == 1e4
+    probs = fitted.predict_proba(logits)
+    assert np.isfinite(probs).all()
+    assert_allclose(probs, 0.5, rtol=0, atol=1e-4)
+    assert_allclose(probs.sum(axis=1), 1.0, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("n_samples", [30, 5000])  # without and with the warm start
+@pytest.mark.parametrize("weighted", [False, True])
+def test_tied_logits_say_so_and_leave_t_at_1(n_samples, weighted):
+    labels = np.arange(n_samples) % 3
+    weights = np.linspace(0, 2, n_samples) if weighted else None
+    for logits in (np.zeros((n_samples, 3)), np.full((n_samples, 3), 7.0)):
+        with pytest.warns(UserWarning, match=TIED) as record:
+            fitted = TemperatureScaling().fit(logits, labels, weights)
+        assert not any("separated" in str(w.message) for w in record)
+        assert fitted.temperature_ == 1.0
+        assert_allclose(fitted.predict_proba(logits), 1 / 3, rtol=0, atol=1e-15)
+    with pytest.warns(UserWarning, match=TIED):
+        ensemble = EnsembleTemperatureScaling().fit(np.zeros((n_samples, 3)), labels, weights)
+    assert ensemble.temperature_ == 1.0
+    assert_allclose(ensemble.predict_proba(np.zeros((2, 3))), 1 / 3, rtol=0, atol=1e-15)
+
+
+def test_one_untied_row_of_zero_weight_leaves_the_set_tied():
+    logits, labels = np.zeros((6, 3)), np.arange(6) % 3
+    logits[0] = [0.0, 1.0, 2.0]
+    with pytest.warns(UserWarning, match=TIED):
+        TemperatureScaling().fit(logits, labels, np.r_[0.0, np.ones(5)])
+    with pytest.warns(UserWarning, match=INFINITE_OPTIMUM):
+        TemperatureScaling().fit(logits, labels)  # that row counts: label 0 ranked last
 
 
 @given(st.integers(0, 2**32 - 1), st.integers(2, 6), st.floats(0.1, 20))

@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import softmax
 
+from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox._validation import NotFittedError, check_labels
 from calibration_toolbox.metrics.scoring import negative_log_likelihood
@@ -303,6 +304,9 @@ class Recalibrator:
         super().__init_subclass__(**kwargs)
         if "_fitted_schema" in cls.__dict__:
             cls._fitted_attributes = tuple(cls._fitted_schema)
+        # `classes` (class names, see `_fit_labels`) is checked the same way in every class.
+        if "classes" in inspect.signature(cls.__init__).parameters:
+            cls._parameters = {**cls._parameters, "classes": iv.optional_class_names}
         # Only the package's own public classes are loadable by name: a user's class of the
         # same name must not replace one of them in `load_recalibrator`.
         if cls.__module__.startswith("calibration_toolbox.") and not cls.__name__.startswith("_"):
@@ -339,13 +343,15 @@ class Recalibrator:
 
     @property
     def classes_(self) -> NDArray:
-        """The class labels seen at ``fit``: the indices ``0, 1, ..., K - 1``.
+        """The class labels of the columns: the ``classes`` names fitted with, else indices.
 
-        Derived from ``n_classes_`` (``np.arange(n_classes_)``), so saved files do not
-        store it; reading it before ``fit`` raises ``NotFittedError``.
+        Without ``classes``, the indices ``0, 1, ..., K - 1`` (``np.arange(n_classes_)``);
+        with them, the names as ``fit`` saw them (a ``set_params`` after ``fit`` changes
+        the next fit only).  Reading it before ``fit`` raises ``NotFittedError``.
         """
         self._check_fitted()
-        return np.arange(self.n_classes_)
+        names = getattr(self, "_class_names", None)
+        return np.arange(self.n_classes_) if names is None else names.copy()
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         r"""Mean log-likelihood of ``y`` under the calibrated probabilities (higher is better).
@@ -364,7 +370,7 @@ class Recalibrator:
             calibrated, logits = self._calibrated_probs(X), False
         else:
             calibrated, logits = self._calibrated_logits(X), True
-        labels = check_labels(y, len(calibrated), calibrated.shape[1], name="y")
+        labels = self._labels(y, len(calibrated), calibrated.shape[1], self._fitted_names())
         return -negative_log_likelihood(
             calibrated, labels, logits=logits, sample_weight=sample_weight
         )
@@ -421,6 +427,51 @@ class Recalibrator:
                 f"{self.n_classes_}."
             )
 
+    # -- labels: class indices, or names with `classes` -----------------------------------
+    def _fit_labels(self, y: ArrayLike, n_samples: int, n_classes: int) -> NDArray:
+        """``y`` as column indices for ``fit``; names are looked up in ``classes``.
+
+        The names are kept for ``classes_``, ``predict`` and ``save`` (as fitted).
+        """
+        classes = getattr(self, "classes", None)
+        labels = self._labels(y, n_samples, n_classes, classes)
+        self._class_names = None if classes is None else _names_array(classes)
+        return labels
+
+    def _fitted_names(self) -> NDArray | None:
+        return getattr(self, "_class_names", None)
+
+    def _labels(self, y: ArrayLike, n_samples: int, n_classes: int, classes) -> NDArray:
+        hint = f" when constructing the recalibrator, {type(self).__name__}(classes=...)"
+        return check_labels(y, n_samples, n_classes, name="y", classes=classes, hint=hint)
+
+    # -- logits at fit ---------------------------------------------------------------------
+    def _fit_logits(self, X: ArrayLike, name: str = "X") -> NDArray:
+        """``X`` checked as logits (``check_logits``) for ``fit``; a warning for probabilities.
+
+        Logits are never guessed, but a 1-D P(y = 1) taken as log-odds, or softmax
+        probabilities taken as logits, fit a worse map without any error; as the metrics
+        do for ``logits=True``, a ``UserWarning`` is issued when every value of a 1-D ``X``
+        lies in [0, 1], or every row of a 2-D one is a probability vector, and it says what
+        to pass instead.
+        """
+        return iv.check_predicted_logits(X, name, advice=self._probability_advice)
+
+    @staticmethod
+    def _probability_advice(ndim: int) -> str:
+        """The end of :meth:`_fit_logits`'s warning for an ``X`` of ``ndim`` dimensions."""
+        if ndim == 1:
+            return (
+                "if it holds P(y = 1), pass the log-odds `scipy.special.logit(p)` (or the "
+                "log-probabilities of both classes, `np.log(np.stack([1 - p, p], axis=1))`), "
+                "or fit BetaCalibration or IsotonicCalibration, which take probabilities."
+            )
+        return (
+            "if it holds probabilities, pass the log-probabilities `np.log(p)` (logits whose "
+            "softmax is p itself), or fit DirichletCalibration or IsotonicCalibration, which "
+            "take probabilities."
+        )
+
     # -- prediction --------------------------------------------------------------------
     # Methods whose output is a probability set this and implement `_calibrated_probs`;
     # `predict_proba` then returns those probabilities as they are, not the softmax of
@@ -455,8 +506,13 @@ class Recalibrator:
         return probs
 
     def predict(self, X: ArrayLike) -> NDArray:
-        """Class with the largest calibrated probability (first index on ties)."""
-        return np.argmax(self(X), axis=1)
+        """Class with the largest calibrated probability (first index on ties).
+
+        A column index, or its name in ``classes_`` when fitted with ``classes``.
+        """
+        best = np.argmax(self(X), axis=1)
+        names = self._fitted_names()
+        return best if names is None else names[best]
 
     # -- persistence without pickle ------------------------------------------------------
     @classmethod
@@ -501,6 +557,9 @@ class Recalibrator:
                 }
             else:
                 fitted[name] = value.item() if isinstance(value, np.generic) else value
+        names = self._fitted_names()
+        if names is not None:  # the names fitted with, as `classes_` gives them
+            fitted["classes_"] = names.tolist()
         params = {name: _json_safe(value) for name, value in self.get_params().items()}
         return {
             "format": _FORMAT,
@@ -537,8 +596,15 @@ class Recalibrator:
             instance._checked_params()
         except (TypeError, ValueError) as exc:  # a wrong type in a file is a bad file
             raise ValueError(str(exc)) from None
-        for name, value in target._decoded_state(data["fitted"]).items():
+        fitted = data["fitted"]
+        names = fitted.get("classes_") if isinstance(fitted, dict) else None
+        if names is not None:
+            fitted = {key: value for key, value in fitted.items() if key != "classes_"}
+        for name, value in target._decoded_state(fitted).items():
             setattr(instance, name, value)
+        if names is not None:
+            _check_stored_classes(names, instance.n_classes_)
+            instance._class_names = _names_array(names)
         return instance
 
     def save(self, path: Union[str, os.PathLike]) -> None:
@@ -661,6 +727,27 @@ def load_recalibrator(path: Union[str, os.PathLike]) -> Recalibrator:
     A file written by a subclass of one's own is read by that subclass's ``load``.
     """
     return Recalibrator.load(path)
+
+
+def _names_array(classes: ArrayLike) -> NDArray:
+    """Checked ``classes`` as an array (text as ``str``), the form ``classes_`` returns."""
+    names = np.asarray(classes)
+    return names.astype(str) if names.dtype.kind in "OSU" else names
+
+
+def _check_stored_classes(classes: object, n_classes: int) -> None:
+    """``classes_`` of a file: one distinct name (str or number) per class."""
+    names = np.asarray(classes) if isinstance(classes, list) else np.array(None)
+    if not (
+        names.ndim == 1
+        and names.dtype.kind in "Uiuf"
+        and len(names) == n_classes
+        and len(np.unique(names)) == n_classes
+    ):
+        raise ValueError(
+            f"`classes_` must be a list of {n_classes} distinct class names (str or "
+            f"numbers), one per column; got {_got(classes)}."
+        )
 
 
 def _json_safe(value: Any) -> Any:

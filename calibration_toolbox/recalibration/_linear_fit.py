@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import OptimizeResult, minimize
+from scipy.optimize import OptimizeResult, brentq, minimize
 
 from calibration_toolbox.recalibration._preconditioner import Coordinates, whitening
 from calibration_toolbox.recalibration._softmax_nll import (
@@ -23,6 +23,7 @@ from calibration_toolbox.recalibration._softmax_nll import (
     SINGLE,
     Curvature,
     Extras,
+    FeatureMoments,
     Pass,
     SoftmaxNLL,
 )
@@ -53,6 +54,63 @@ _STAGES = (
 _SINGLE_LINE_SEARCH = 5
 # Bound on the relative error of a float32 pass's loss (rounding of about 1e-7 per entry).
 _SINGLE_ERROR = 1e-5
+
+
+# Spread of the features beyond which the fit starts from the best multiple of the identity
+# map rather than the identity itself (see `_start_scale`).  Logits of 1e2 or more (a
+# feature spread of 30 or more) left the scores at the identity map so far apart that the
+# curvature there, from which the first preconditioner is built, was 0 for almost every
+# row: L-BFGS-B then stopped "ABNORMAL" (features of 1e4 as logits: NLL 6.31 where the
+# optimum is 0.030) or the polish's Hessian was not finite (LinAlgError).  The real
+# predictions in the shared data have log-probabilities of spread 1.4 to 10: they start at
+# the identity as before, with the same passes.
+_START_SPREAD = 16.0
+# Relative accuracy of that start's scale (it is only a start).
+_START_ACCURACY = 1e-3
+
+
+def _spread(moments: FeatureMoments) -> float:
+    """Root mean over the features of their weighted variances across the samples."""
+    return float(np.sqrt(np.mean(np.maximum(moments.second - moments.first**2, 0.0))))
+
+
+def _start_scale(nll: SoftmaxNLL, spread: float, pool: Executor | None) -> float:
+    """``t`` of the map ``t I`` (``b = 0``) of the smallest NLL, for features of a large spread.
+
+    The start of temperature scaling with ``T = 1 / t``: its NLL is convex in ``t``, whose
+    derivative is the gradient's sum along the identity map; its root is bracketed from
+    ``t = 1 / spread`` (scores of spread about 1) by doubling or halving, then found by
+    ``scipy.optimize.brentq`` to ``_START_ACCURACY`` relative, each value one float32
+    pass.  The features multiplied by ``c`` give ``t / c``: the fit starts at the same
+    scores whatever the units of the features (and no worse than temperature scaling).
+    At most 1 (the identity map, where the optimum lies beyond it).
+    """
+    zero = np.zeros(nll.n_classes)
+
+    def slope(t: float) -> float:
+        evaluated = nll(nll.identity * t, zero, precision=SINGLE, pool=pool)
+        return float(np.sum(evaluated.grad_matrix * nll.identity))
+
+    scale = 1.0 / spread
+    if slope(scale) < 0:
+        low = scale
+        while True:
+            high = min(2 * low, 1.0)
+            if slope(high) >= 0:
+                break
+            if high == 1.0:
+                return 1.0
+            low = high
+    else:
+        high = scale
+        while True:
+            low = high / 2
+            if slope(low) <= 0:
+                break
+            if low < 1e-12 * scale:  # the logits carry no information: start near 0
+                return low
+            high = low
+    return brentq(slope, low, high, rtol=_START_ACCURACY)
 
 
 def canonical(matrix, intercept, penalty_matrix, penalty_intercept):
@@ -246,7 +304,9 @@ def minimise(
     float32 passes while the map is far from the optimum, float64 passes to finish.  The
     first preconditioner is the curvature at the identity map.  Each stage's coordinates
     are scaled so that L-BFGS-B's first step is the Cauchy step of the preconditioner's
-    model (:meth:`Coordinates.set_unit`).  The last stage stops when every entry of the
+    model (:meth:`Coordinates.set_unit`).  Features of a spread above ``_START_SPREAD``
+    start from ``t I`` instead (:func:`_start_scale`); the identity map's pass is still
+    what the fit is compared with.  The last stage stops when every entry of the
     gradient in its preconditioned coordinates is at most ``tol`` in absolute value, when
     an iteration lowers the objective by less than ``1e-6 * tol`` relative, or after
     ``max_iter`` iterations over all the stages.
@@ -263,6 +323,10 @@ def minimise(
     precision = _STAGES[0].precision
     evaluated = nll(matrix, intercept, precision=precision, extras=everything, pool=pool)
     identity = evaluated
+    spread = _spread(evaluated.moments)
+    if spread > _START_SPREAD:  # start from the best multiple of the identity map
+        matrix = matrix * _start_scale(nll, spread, pool)
+        evaluated = nll(matrix, intercept, precision=precision, extras=everything, pool=pool)
     n_iter = 0
     for index, stage in enumerate(_STAGES):
         coordinates = whitening(
@@ -415,7 +479,10 @@ class _DenseNewton:
     def __call__(self, matrix, intercept, evaluated: Pass) -> tuple[NDArray, float]:
         """The step at ``(matrix, intercept)``, whose pass is ``evaluated``, and its decrement."""
         gradient = _gradient(self.objective, matrix, intercept, evaluated)
-        values, vectors = np.linalg.eigh(evaluated.hessian + np.diag(self.penalty))
+        hessian = evaluated.hessian + np.diag(self.penalty)
+        if not (np.isfinite(hessian).all() and np.isfinite(gradient).all()):
+            return np.zeros_like(gradient), np.inf  # no step: the polish stops
+        values, vectors = np.linalg.eigh(hessian)
         kept = values > _SINGULAR * values[-1]
         projected = vectors[:, kept].T @ gradient
         step = -(vectors[:, kept] @ (projected / values[kept]))

@@ -539,7 +539,7 @@ class _OneVsRestLogistic(Recalibrator):
         params = self._checked_params()
         kind = self._input_kind(params)
         scores, n_classes = self._score_columns(X, kind)
-        labels = iv.check_labels(y, len(scores), n_classes, name="y")
+        labels = self._fit_labels(y, len(scores), n_classes)
         weights = iv.check_sample_weight(sample_weight, len(scores))
         if weights is not None and not weights.all():
             # Rows of weight 0 are absent; they must not count in separation checks.
@@ -659,6 +659,12 @@ class PlattScaling(_OneVsRestLogistic):
     smoothed_targets : bool, default True
         Use Platt's smoothed targets instead of the 0/1 labels.
 
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names
+        (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
+        Saved with the fitted state.  Default: ``y`` holds column indices (as it does in
+        ``fit_blocks`` and on Dask arrays).
+
     Attributes
     ----------
     coef_ : ndarray, shape (n_models, 1)
@@ -706,9 +712,16 @@ class PlattScaling(_OneVsRestLogistic):
         "input_": choice_field("logits", "probabilities"),
     }
 
-    def __init__(self, input: str = "logits", smoothed_targets: bool = True):
+    def __init__(
+        self,
+        input: str = "logits",
+        smoothed_targets: bool = True,
+        *,
+        classes: ArrayLike | None = None,
+    ):
         self.input = input
         self.smoothed_targets = smoothed_targets
+        self.classes = classes
 
     def _input_kind(self, params: dict[str, Any]) -> str:
         return params["input"]
@@ -780,6 +793,12 @@ class BetaCalibration(_OneVsRestLogistic):
     parameters : {'abm', 'ab', 'am'}, default 'abm'
         Which parameters are fitted (see above).
 
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names
+        (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
+        Saved with the fitted state.  Default: ``y`` holds column indices (as it does in
+        ``fit_blocks`` and on Dask arrays).
+
     Attributes
     ----------
     coef_ : ndarray, shape (n_models, 2)
@@ -826,8 +845,9 @@ class BetaCalibration(_OneVsRestLogistic):
         "input_": choice_field("probabilities"),
     }
 
-    def __init__(self, parameters: str = "abm"):
+    def __init__(self, parameters: str = "abm", *, classes: ArrayLike | None = None):
         self.parameters = parameters
+        self.classes = classes
 
     def _input_kind(self, params: dict[str, Any]) -> str:
         return "probabilities"

@@ -130,6 +130,12 @@ class EnsembleTemperatureScaling(Recalibrator):
     temperature_bounds : tuple of float, default (1e-4, 1e4)
         Range of ``T``, passed to :class:`TemperatureScaling`.
 
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names
+        (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
+        Saved with the fitted state.  Default: ``y`` holds column indices (as it does in
+        ``fit_blocks`` and on Dask arrays).
+
     Attributes
     ----------
     temperature_ : float
@@ -171,18 +177,26 @@ class EnsembleTemperatureScaling(Recalibrator):
         "n_classes_": integer_field(2),
     }
 
-    def __init__(self, temperature_bounds: tuple[float, float] = (1e-4, 1e4)):
+    def __init__(
+        self,
+        temperature_bounds: tuple[float, float] = (1e-4, 1e4),
+        *,
+        classes: ArrayLike | None = None,
+    ):
         self.temperature_bounds = temperature_bounds
+        self.classes = classes
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> EnsembleTemperatureScaling:
         """Fit ``T`` and the weights on calibration logits ``X`` (N, K) and labels ``y``."""
         params = self._checked_params()
-        scaler = TemperatureScaling(temperature_bounds=params["temperature_bounds"])
+        scaler = TemperatureScaling(
+            temperature_bounds=params["temperature_bounds"], classes=self.classes
+        )
         temperature = scaler.fit(X, y, sample_weight).temperature_
         logits = iv.check_logits(X, "X")
-        labels = iv.check_labels(y, *logits.shape, name="y")
+        labels = self._fit_labels(y, *logits.shape)
         weights = iv.check_sample_weight(sample_weight, len(logits))
         n_classes = logits.shape[1]
         scaled, plain = _label_log_probs(logits, labels, temperature)

@@ -24,12 +24,14 @@ diagonal map and the matrix ``W`` (shape (K, K)) for a full one.
 
 The loss is convex; it is minimised from the identity map (``W = I``, ``b = 0``) by
 SciPy's L-BFGS-B with the analytic gradient, so the fitted penalised loss, and hence the
-training NLL, is never above the identity map's.  Each evaluation is one pass over the
-features in row blocks (a few MiB of scratch space per thread whatever the size of the
-calibration set; ``_softmax_nll``); for a diagonal ``W`` the blocks are shared by
-``n_jobs`` threads, with the same result to the last bit for any number of threads.  The
-optimiser works in coordinates preconditioned by the curvature of the loss
-(``_preconditioner``), refreshed twice on the way, which makes the number of iterations
+training NLL, is never above the identity map's.  Features of a spread above 16 (logits of
+magnitude 1e2 and more) start from the best multiple ``t I`` of the identity instead
+(temperature scaling's optimum), so that the fit does not depend on their units.  Each
+evaluation is one pass over the features in row blocks (a few MiB of scratch space per
+thread whatever the size of the calibration set; ``_softmax_nll``); for a diagonal ``W``
+the blocks are shared by ``n_jobs`` threads, with the same result to the last bit for any
+number of threads.  The optimiser works in coordinates preconditioned by the curvature of
+the loss (``_preconditioner``), refreshed twice on the way, which makes the number of iterations
 small and insensitive to the scale or offset of the features.  The passes before the
 first refresh and until the second compute in float32, at about half the cost; the last
 stage computes in float64, so the fit is as exact as a float64-only one
@@ -314,15 +316,20 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
         raise NotImplementedError
 
     def _checked_model(self) -> _LinearModel:
-        return self._model(**self._checked_params())
+        params = self._checked_params()
+        del params["classes"]  # the labels' names, not the model's (see `_fit_labels`)
+        return self._model(**params)
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
         """Fit the map on calibration data ``X`` (N, K) and labels ``y`` (N,); returns self."""
         model = self._checked_model()
-        data = _checked_input(X, self._takes_probabilities)
+        if self._takes_probabilities:
+            data = _checked_input(X, True)
+        else:
+            data = self._fit_logits(X)
         n_samples, n_classes = data.shape
         _check_num_classes(model, n_classes)
-        labels = iv.check_labels(y, n_samples, n_classes, name="y")
+        labels = self._fit_labels(y, n_samples, n_classes)
         weights = iv.check_sample_weight(sample_weight, n_samples)
         features = _features(data, model.eps)
         nll = SoftmaxNLL(features, labels, weights, model.diagonal)
@@ -420,6 +427,12 @@ class VectorScaling(_dask.LazyPredictions, _LinearSoftmaxRecalibrator):
         Sets of fewer than ``2**22`` values (N x K) are one chunk, passed over by one
         thread.
 
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names
+        (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
+        Saved with the fitted state.  Default: ``y`` holds column indices (as it does in
+        ``fit_blocks`` and on Dask arrays).
+
     Attributes
     ----------
     coef_ : ndarray of shape (K,)
@@ -464,12 +477,14 @@ class VectorScaling(_dask.LazyPredictions, _LinearSoftmaxRecalibrator):
         max_iter: int = 1000,
         tol: float = 1e-8,
         n_jobs: int | None = None,
+        classes: ArrayLike | None = None,
     ):
         self.reg_lambda = reg_lambda
         self.num_classes = num_classes
         self.max_iter = max_iter
         self.tol = tol
         self.n_jobs = n_jobs
+        self.classes = classes
 
     _parameters: ClassVar[dict[str, Checker]] = {
         "reg_lambda": iv.nonnegative_number,
@@ -510,6 +525,7 @@ class VectorScaling(_dask.LazyPredictions, _LinearSoftmaxRecalibrator):
 
     def _fit_parts(self, reduce) -> VectorScaling:
         model = self._checked_model()
+        self._class_names = None  # blocks and chunks hold column indices (`classes` unused)
         nll = PartsNLL(reduce)
         _check_num_classes(model, nll.n_classes)
         return self._fit_nll(nll, model, nll.counts)
@@ -543,8 +559,14 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
     gradient from ``W = I, b = 0``.  ``reg_lambda = reg_mu = 0`` is the plain
     maximum-likelihood fit, which over-fits easily: ``K (K + 1)`` parameters.  Kull et al.
     choose ``lambda`` and ``mu`` by cross-validation on the calibration set.  Their
-    package ``dirichletcal`` uses the same penalty with ``reg_norm=True, ref_row=False``
-    (its default sums instead of averaging).  With far more parameters than samples and a
+    package ``dirichletcal`` uses the same penalty with ``reg_norm=True, ref_row=False``.
+    Its defaults differ twice: ``reg_norm=False`` sums instead of averaging, and
+    ``ref_row=True`` subtracts the last row of ``[W | b]`` from every row before the
+    likelihood and the penalty, pinning that row at 0: the likelihood is unchanged (adding
+    one row to all rows leaves the softmax alone) but the penalty falls on
+    ``W_kj - W_Kj`` and ``b_k - b_K``, so the penalised map is another one (even its
+    identity start, rows ``e_k - e_K``, has K - 1 penalised entries -1 in the last
+    column).  With far more parameters than samples and a
     weak penalty (K = 100, 5,000 samples, ``lambda`` of order 1) the optimum is poorly
     conditioned and L-BFGS-B needs hundreds of iterations; ``lambda`` of order
     ``1e3``-``1e4`` both fits faster and generalises better there.
@@ -575,6 +597,12 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
         every parameter moves the scores as an intercept does (see "Stopping rule" in
         :mod:`calibration_toolbox.recalibration.linear`); an iteration that lowers the
         penalised loss by less than ``1e-6 * tol`` relative also stops the fit.
+
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names
+        (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
+        Saved with the fitted state.  Default: ``y`` holds column indices (as it does in
+        ``fit_blocks`` and on Dask arrays).
 
     Attributes
     ----------
@@ -624,12 +652,14 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
         num_classes: int | None = None,
         max_iter: int = 1000,
         tol: float = 1e-8,
+        classes: ArrayLike | None = None,
     ):
         self.reg_lambda = reg_lambda
         self.reg_mu = reg_mu
         self.num_classes = num_classes
         self.max_iter = max_iter
         self.tol = tol
+        self.classes = classes
 
     _parameters: ClassVar[dict[str, Checker]] = {
         "reg_lambda": iv.nonnegative_number,
@@ -713,6 +743,12 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
         Sets of fewer than ``2**22`` values (N x K) are one chunk, passed over by one
         thread.
 
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names
+        (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
+        Saved with the fitted state.  Default: ``y`` holds column indices (as it does in
+        ``fit_blocks`` and on Dask arrays).
+
     Attributes
     ----------
     coef_ : ndarray of shape (K,) or (K, K)
@@ -767,6 +803,7 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
         max_iter: int = 1000,
         tol: float = 1e-8,
         n_jobs: int | None = None,
+        classes: ArrayLike | None = None,
     ):
         self.reg_lambda = reg_lambda
         self.reg_mu = reg_mu
@@ -776,6 +813,7 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
         self.max_iter = max_iter
         self.tol = tol
         self.n_jobs = n_jobs
+        self.classes = classes
 
     _parameters: ClassVar[dict[str, Checker]] = {
         "reg_lambda": iv.nonnegative_number,

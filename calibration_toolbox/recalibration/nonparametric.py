@@ -47,6 +47,12 @@ __all__ = ["HistogramBinning", "IsotonicCalibration"]
 
 _MODES = ("one-vs-rest", "top-label")
 _OUT_OF_BOUNDS = ("clip", "raise")
+# Scores and breakpoints are multiplied by 2**64 before `np.interp`, which divides by the gap
+# between two breakpoints: a gap of 1e-310 (a subnormal) made that slope overflow to inf and
+# the prediction inf (scikit-learn's issue #10903).  Scaled, the smallest gap (2**-1074) is
+# 2**-1010, so every slope stays below 2**1010; a power of two scales exactly, so every other
+# prediction is bit for bit what it was.
+_INTERPOLATION_SCALE = 2.0**64
 
 
 def _problem_scores(prob: NDArray, mode: str) -> NDArray:
@@ -68,11 +74,12 @@ def _problem_positives(prob: NDArray, labels: NDArray, mode: str) -> NDArray:
 
 
 def _fit_inputs(
-    X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, mode: str, name: str
+    estimator: Recalibrator, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, mode: str
 ) -> tuple[NDArray, NDArray, NDArray | None, int]:
     """Validate, drop zero-weight rows and warn about classes absent from ``y``."""
+    name = type(estimator).__name__
     prob = iv.check_prob(X, name="X")
-    labels = iv.check_labels(y, *prob.shape, name="y")
+    labels = estimator._fit_labels(y, *prob.shape)
     weights = iv.check_sample_weight(sample_weight, len(prob))
     if weights is not None and not weights.all():
         keep = weights > 0
@@ -119,9 +126,10 @@ def _top_label_probs(calibrated: NDArray, prob: NDArray) -> NDArray:
         block[index, prediction] = 0.0
         rest = np.einsum("ij->i", block)
         remaining = 1.0 - calibrated[rows]
-        scale = np.zeros(len(block))
-        np.divide(remaining, rest, out=scale, where=rest > 0)
-        block *= scale[:, None]
+        # Each share p_k / rest <= 1 first, then times 1 - g(c): the ratio (1 - g(c)) / rest
+        # overflowed to inf where the rest is subnormal (a confidence of 1 - 5e-324).
+        np.divide(block, rest[:, None], out=block, where=rest[:, None] > 0)
+        block *= remaining[:, None]
         no_rest = np.flatnonzero(rest <= 0)
         block[no_rest] = (remaining[no_rest] / (n_classes - 1))[:, None]
         block[index, prediction] = calibrated[rows]
@@ -284,7 +292,11 @@ class IsotonicCalibration(Recalibrator):
     Leeuw's secondary method, as scikit-learn does).  Between the calibration scores ``g``
     is interpolated linearly between consecutive fitted points, and outside
     ``[min s_i, max s_i]`` it is the value at the nearest end (``out_of_bounds='clip'``):
-    the same function as ``sklearn.isotonic.IsotonicRegression(out_of_bounds='clip')``.
+    the same function as ``sklearn.isotonic.IsotonicRegression(out_of_bounds='clip')``,
+    except on scores less than ``1e-15`` apart: scikit-learn pools a score less than its
+    ``np.finfo(float).resolution`` above the first of a group as a tie, where here only
+    equal scores are ties and the map between two fitted points however close (1e-320 and
+    1e-310, say) is the straight line between them, computed without overflow.
 
     Modes:
 
@@ -312,6 +324,12 @@ class IsotonicCalibration(Recalibrator):
     out_of_bounds : {'clip', 'raise'}, default 'clip'
         Scores outside the range seen in ``fit`` get the value at the nearest end
         (``'clip'``) or raise a ``ValueError`` (``'raise'``).
+
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names
+        (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
+        Saved with the fitted state.  Default: ``y`` holds column indices (as it does in
+        ``fit_blocks`` and on Dask arrays).
 
     Attributes
     ----------
@@ -367,9 +385,16 @@ class IsotonicCalibration(Recalibrator):
         one_map = state["mode_"] == "top-label" or n_classes == 2
         return {"G": 1 if one_map else n_classes}
 
-    def __init__(self, mode: str = "one-vs-rest", out_of_bounds: str = "clip"):
+    def __init__(
+        self,
+        mode: str = "one-vs-rest",
+        out_of_bounds: str = "clip",
+        *,
+        classes: ArrayLike | None = None,
+    ):
         self.mode = mode
         self.out_of_bounds = out_of_bounds
+        self.classes = classes
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
@@ -377,9 +402,7 @@ class IsotonicCalibration(Recalibrator):
         """Fit on calibration probabilities ``X`` (N, K) or (N,) and labels ``y`` (N,)."""
         params = self._checked_params()
         mode = params["mode"]
-        scores, positive, weights, n_classes = _fit_inputs(
-            X, y, sample_weight, mode, type(self).__name__
-        )
+        scores, positive, weights, n_classes = _fit_inputs(self, X, y, sample_weight, mode)
         breakpoints, values, offsets = _isotonic_breakpoints(scores, positive, weights)
         self.breakpoints_ = breakpoints
         self.breakpoint_values_ = values
@@ -405,7 +428,11 @@ class IsotonicCalibration(Recalibrator):
                 if mode != "top-label":
                     where += f" {problem + 1 if prob.shape[1] == 2 else problem}"
                 _out_of_range(column, knots, where)
-            columns[:, problem] = np.interp(column, knots, self.breakpoint_values_[run])
+            columns[:, problem] = np.interp(
+                column * _INTERPOLATION_SCALE,
+                knots * _INTERPOLATION_SCALE,
+                self.breakpoint_values_[run],
+            )
         return _combine(columns, prob, mode)
 
 
@@ -517,6 +544,12 @@ class HistogramBinning(Recalibrator):
     adaptive_bins : bool, default False
         Equal-mass bins instead of equal-width ones; ``bins`` must then be an integer.
 
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names
+        (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
+        Saved with the fitted state.  Default: ``y`` holds column indices (as it does in
+        ``fit_blocks`` and on Dask arrays).
+
     Attributes
     ----------
     bin_edges_ : ndarray of float64, shape (G, B + 1)
@@ -566,9 +599,16 @@ class HistogramBinning(Recalibrator):
         n_classes = state["n_classes_"]
         return {"G": 1 if n_classes == 2 else n_classes}
 
-    def __init__(self, bins: int | ArrayLike = 15, adaptive_bins: bool = False):
+    def __init__(
+        self,
+        bins: int | ArrayLike = 15,
+        adaptive_bins: bool = False,
+        *,
+        classes: ArrayLike | None = None,
+    ):
         self.bins = bins
         self.adaptive_bins = adaptive_bins
+        self.classes = classes
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
@@ -579,7 +619,7 @@ class HistogramBinning(Recalibrator):
         if adaptive:
             iv.check_bins(self.bins, adaptive_bins=True)  # a number of bins, not edges
         scores, positive, weights, n_classes = _fit_inputs(
-            X, y, sample_weight, "one-vs-rest", type(self).__name__
+            self, X, y, sample_weight, "one-vs-rest"
         )
         n_problems = scores.shape[1]
         n_bins = len(edges) - 1

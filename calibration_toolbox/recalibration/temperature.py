@@ -50,15 +50,16 @@ _LARGEST_BETA = 1e300
 class _Objective:
     """The mean NLL of ``softmax(beta z)`` and its derivatives from weighted sums over rows.
 
-    A subclass says how one pass gets the sums (``_sums``: the five numbers of
+    A subclass says how one pass gets the sums (``_sums``: the six numbers of
     :meth:`_TemperatureNLL.sums` and the total weight): over an array, over the blocks of
     a source, over the chunks of a Dask array.  Calls are cached per ``beta``; ``passes``
-    counts the passes made, ``ranked_below`` is known after the first.
+    counts the passes made, ``ranked_below`` and ``spread`` are known after the first.
     """
 
     def __init__(self):
         self.passes = 0
         self.ranked_below: bool | None = None  # known after the first pass
+        self.spread: bool | None = None
         self._cache: dict[float, Derivatives] = {}
 
     def _sums(self, beta: float) -> tuple[NDArray, float]:
@@ -71,6 +72,7 @@ class _Objective:
         self.passes += 1
         sums, total_weight = self._sums(beta)
         self.ranked_below = bool(sums[4] > 0)
+        self.spread = bool(sums[5] > 0)
         values = Derivatives(*(sums[:4] / total_weight))
         self._cache[beta] = values
         return values
@@ -149,12 +151,13 @@ class _TemperatureNLL(_Objective):
     def sums(self, beta: float) -> NDArray:
         """The weighted sums over the rows of the loss and its derivatives at ``beta``.
 
-        Five numbers: the four sums of :class:`Derivatives` (not yet divided by the total
+        Six numbers: the four sums of :class:`Derivatives` (not yet divided by the total
         weight), then 1.0 if a row of positive weight ranks its label below another
-        class, else 0.0 (so that the sums of row blocks or chunks add).
+        class, else 0.0, and 1.0 if a row of positive weight has two different logits
+        (is not tied), else 0.0 (so that the sums of row blocks or chunks add).
         """
         sums = np.zeros(4)
-        ranked_below = False
+        flags = np.zeros(2)
         terms = np.empty((4, self._d.shape[1 - self.class_axis]))
         for rows in row_blocks(*self.logits.shape):
             d, shift = self._shifted(rows)
@@ -177,18 +180,33 @@ class _TemperatureNLL(_Objective):
             loss += slope
             np.add(mean_d, margins, out=slope)
             sums += self._sum(terms[:, : len(s0)], rows)
-            ranked_below = ranked_below or self._ranks_a_label_below(rows, margins)
-        return np.append(sums, float(ranked_below))
+            if not flags[0]:
+                flags = np.maximum(flags, self._flags(rows, margins, d))
+        return np.append(sums, flags)
 
     def _sums(self, beta: float) -> tuple[NDArray, float]:
         return self.sums(beta), self.total_weight
 
-    def _ranks_a_label_below(self, rows: slice, margins: NDArray) -> bool:
-        """Whether a row of the block with positive weight has a logit above its label's."""
+    def _flags(self, rows: slice, margins: NDArray, d: NDArray) -> NDArray:
+        """Two flags (1.0 or 0.0) of a block's rows of positive weight: see :meth:`sums`.
+
+        Whether one ranks its label below another class, and whether one has a logit below
+        its maximum (is not tied).
+
+        The second question, one more reduction over the block, is asked only while the
+        first has no answer yet (a label ranked below another logit is not tied): on the
+        usual calibration set it is answered in the first block.
+        """
+        positive = None if self.weights is None else self.weights[rows] > 0
         below = margins > 0
-        if self.weights is not None:
-            below &= self.weights[rows] > 0
-        return bool(below.any())
+        if positive is not None:
+            below &= positive
+        if below.any():
+            return np.ones(2)
+        spread = np.minimum.reduce(d, axis=self.class_axis) < 0
+        if positive is not None:
+            spread &= positive
+        return np.array([0.0, float(spread.any())])
 
 
 class Derivatives(NamedTuple):
@@ -251,7 +269,7 @@ class _BlockNLL(_Objective):
         self.n_classes: int | None = None
 
     def _sums(self, beta: float) -> tuple[NDArray, float]:
-        sums, total_weight, n_rows, n_classes = np.zeros(5), 0.0, 0, None
+        sums, total_weight, n_rows, n_classes = np.zeros(6), 0.0, 0, None
         for block in checked_blocks(self.open_blocks):
             n_rows += len(block.labels)
             n_classes = block.logits.shape[1]
@@ -305,7 +323,7 @@ def _chunk_start(low: float, logits, labels, weights) -> float:
 class _DaskNLL(_Objective):
     """The objective of a fit on Dask arrays: each pass is one tree reduction.
 
-    The chunks' sums are computed in the workers; five floats and a weight travel per chunk.
+    The chunks' sums are computed in the workers; six floats and a weight travel per chunk.
     """
 
     def __init__(self, logits, labels, weights):
@@ -390,6 +408,13 @@ def _fit_temperature(objective, start: float, low: float, high: float) -> float:
     The passes start at ``beta = start`` (see :func:`_warm_start`).
     """
     beta, side = _root(objective, start, 1 / high, 1 / low, _ACCURACY)
+    if not objective.spread:
+        warn(
+            "the logits are tied within every calibration row, so every temperature gives "
+            "the same uniform predictions and the same likelihood; T is left at 1. Check "
+            "that `X` holds the model's logits."
+        )
+        return 1.0
     if not objective.ranked_below:
         warn(
             "the logits rank every calibration label first (the set is separated "
@@ -404,10 +429,17 @@ def _fit_temperature(objective, start: float, low: float, high: float) -> float:
         beta, side = _root(objective, 1 / high, 0.0, 1 / high, _ACCURACY)
     else:
         beta, side = _root(objective, 1 / low, 1 / low, _LARGEST_BETA, _ACCURACY)
-    found = "inf" if side < 0 else f"{1 / beta:.3g}"
+    if side < 0 or beta == 0:
+        warn(
+            "the likelihood is largest as T -> inf, where every prediction is uniform (the "
+            "logits tell nothing about the labels, or rank them below the other classes); T "
+            "is set to the upper bound "
+            f"{high:g} of temperature_bounds ({low:g}, {high:g})."
+        )
+        return high
     bound = high if beta <= 1 / high else low
     warn(
-        f"the optimal temperature {found} lies outside temperature_bounds "
+        f"the optimal temperature {1 / beta:.3g} lies outside temperature_bounds "
         f"({low:g}, {high:g}); T is set to {bound:g}."
     )
     return bound
@@ -434,7 +466,16 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
     temperature_bounds : tuple of float, default (1e-4, 1e4)
         Range of ``T``.  When the optimum lies outside, ``T`` is set to the nearest bound
         with a ``UserWarning``: a calibration set that the logits separate perfectly has its
-        optimum at ``T -> 0``, and logits that carry no information at ``T -> inf``.
+        optimum at ``T -> 0``, and logits that carry no information at ``T -> inf`` (``T``
+        is then ``high``, whose predictions are all but uniform).  Logits tied within every
+        row give the same uniform predictions and likelihood at every ``T``: ``T`` is left
+        at 1, with a ``UserWarning`` that says so.
+
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names
+        (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
+        Saved with the fitted state.  Default: ``y`` holds column indices (as it does in
+        ``fit_blocks`` and on Dask arrays).
 
     Attributes
     ----------
@@ -474,8 +515,14 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         "n_passes_": integer_field(0),
     }
 
-    def __init__(self, temperature_bounds: tuple[float, float] = (1e-4, 1e4)):
+    def __init__(
+        self,
+        temperature_bounds: tuple[float, float] = (1e-4, 1e4),
+        *,
+        classes: ArrayLike | None = None,
+    ):
         self.temperature_bounds = temperature_bounds
+        self.classes = classes
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
@@ -489,8 +536,8 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
             return self._fitted(
                 _fit_temperature(objective, start, low, high), n_classes, objective
             )
-        logits = iv.check_logits(X, "X")
-        labels = iv.check_labels(y, *logits.shape, name="y")
+        logits = self._fit_logits(X)
+        labels = self._fit_labels(y, *logits.shape)
         weights = iv.check_sample_weight(sample_weight, len(logits))
         start = _warm_start(logits, labels, weights, low)
         objective = _TemperatureNLL(logits, labels, weights)
@@ -526,6 +573,8 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         return self._fitted(temperature, objective.n_classes, objective)
 
     def _fitted(self, temperature: float, n_classes: int, objective) -> TemperatureScaling:
+        if not isinstance(objective, _TemperatureNLL):
+            self._class_names = None  # blocks and chunks hold column indices
         self.temperature_ = float(temperature)
         self.n_classes_ = int(n_classes)
         self.n_passes_ = int(objective.passes)
