@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import warnings
 from typing import Callable, NamedTuple, cast
 
 import numpy as np
@@ -67,6 +68,10 @@ class NotFittedError(ValueError, AttributeError):
     """Raised when a recalibrator is used before ``fit``."""
 
 
+# np.exceptions (NumPy >= 1.25) is its home; NumPy 2 no longer has it at the top level
+_VisibleDeprecationWarning = getattr(np, "exceptions", np).VisibleDeprecationWarning
+
+
 def _describe(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -101,7 +106,13 @@ def _widened_extension_type(array: NDArray) -> NDArray:
 
 def _as_numpy(value: object) -> NDArray:
     """``np.asarray`` of a value, tensors of array libraries included (no checks)."""
-    array = np.asarray(_from_tensor(value))
+    with warnings.catch_warnings():
+        # NumPy < 1.24 only warns of a ragged list, and makes an object array of it
+        warnings.simplefilter("error", _VisibleDeprecationWarning)
+        try:
+            array = np.asarray(_from_tensor(value))
+        except _VisibleDeprecationWarning as exc:
+            raise ValueError(exc) from None
     if array.dtype.kind in "Vf" and not np.issubdtype(array.dtype, np.number):
         array = _widened_extension_type(array)
     return array

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -371,15 +372,53 @@ CHROMIUM_FLAGS = (
 )
 
 
+BROWSER_MISSING = (
+    "chromium is not on PATH: install Debian's chromium package "
+    "(apt-get install chromium fonts-liberation; .ci/run does), "
+    "or deselect these tests with -m 'not browser'."
+)
+
+
+def find_chromium(environ=os.environ, which=shutil.which) -> str:
+    """The chromium executable; without one, skip outside CI and fail in CI.
+
+    CI counts as set when the variable ``CI`` is set to anything but an empty string,
+    ``0``, ``false`` or ``no`` (CI services set ``CI=true``): there the browser tests must
+    run, so a missing browser is a failure, never a silent skip.
+    """
+    executable = which("chromium")
+    if executable is not None:
+        return executable
+    if environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+        pytest.fail(f"{BROWSER_MISSING} (CI is set, so the browser tests may not skip)")
+    pytest.skip(BROWSER_MISSING)
+
+
+@pytest.mark.parametrize(
+    ("environ", "outcome"),
+    [
+        ({}, pytest.skip.Exception),
+        ({"CI": ""}, pytest.skip.Exception),
+        ({"CI": "false"}, pytest.skip.Exception),
+        ({"CI": "0"}, pytest.skip.Exception),
+        ({"CI": "true"}, pytest.fail.Exception),
+        ({"CI": "1"}, pytest.fail.Exception),
+    ],
+)
+def test_a_missing_browser_skips_outside_ci_and_fails_in_ci(environ, outcome):
+    with pytest.raises(outcome, match=r"apt-get install chromium.*-m 'not browser'"):
+        find_chromium(environ, which=lambda name: None)
+
+
+def test_a_browser_on_path_is_used_in_and_outside_ci():
+    for environ in ({}, {"CI": "true"}):
+        assert find_chromium(environ, which=lambda name: f"/opt/{name}") == "/opt/chromium"
+
+
 @pytest.fixture(scope="module")
 def browser(rendered, tmp_path_factory):
     """One headless chromium run on the page: the DOM, a screenshot, its log, its net log."""
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail(
-            "chromium is not on PATH: install Debian's chromium package (.ci/run does), "
-            "or deselect these tests with -m 'not browser'."
-        )
+    executable = find_chromium()
     folder = tmp_path_factory.mktemp("browser")
     page = folder / "report.html"
     page.write_text(rendered["page"], encoding="utf-8")

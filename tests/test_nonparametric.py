@@ -62,7 +62,8 @@ def assert_normalised(prob: np.ndarray) -> None:
 
 # -- isotonic: the scikit-learn reference ------------------------------------------------
 def test_reference_inputs_match(reference):
-    assert_array_equal(checksums(synthetic_problem()), reference["input_checksums"])
+    # sums of softmax outputs: np.exp rounds by the processor's SIMD path and NumPy's version
+    assert_allclose(checksums(synthetic_problem()), reference["input_checksums"], rtol=1e-12)
     assert reference["versions"][0] == "1.9.1"
 
 

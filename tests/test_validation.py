@@ -5,6 +5,8 @@ pytest runs with ``filterwarnings = error``, so any NumPy warning on the way fai
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import load_real
@@ -61,6 +63,15 @@ PROB_ERRORS = [
 def test_bad_probabilities(prob, error, message):
     with pytest.raises(error, match=message):
         ECE(prob, LABELS)
+
+
+def test_a_ragged_list_is_refused_whatever_the_warning_filters():
+    # NumPy < 1.24 turns a ragged list into an object array with a warning only: a user
+    # who does not make warnings errors still gets the ValueError.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"`prob` must be a rectangular numeric array"):
+            ECE([[0.5, 0.5], [1.0]], [0, 1])
 
 
 @pytest.mark.parametrize(
