@@ -46,6 +46,7 @@ __all__ = [
     "iter_predictions",
     "load_predictions",
     "load_prob",
+    "read_predictions",
 ]
 
 DEFAULT_BLOCK_ROWS = 65536

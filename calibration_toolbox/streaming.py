@@ -364,7 +364,7 @@ class CalibrationAccumulator:
         """Every metric the sums determine, by name, with ``n_samples`` and ``total_weight``."""
         values = {name: self.metric(name) for name in self._available()}
         values["n_samples"] = self.n_samples
-        values["total_weight"] = float(self._filled().total_weight)
+        values["total_weight"] = float(self._finished().total_weight)
         return values
 
     def _available(self) -> list[str]:

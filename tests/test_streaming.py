@@ -362,3 +362,17 @@ def test_tables_with_other_options_do_not_add():
     adaptive = calibration_table(prob, labels, adaptive_bins=True)
     with pytest.raises(ValueError, match=r"equal-mass tables.*bins=np.linspace\(0, 1, 16\)"):
         adaptive + adaptive
+
+
+def test_total_weight_counts_the_rows_of_an_unfinished_block():
+    # Fewer rows than one canonical block (2**22 // K): they are all in the partial block.
+    rng = np.random.default_rng(5)
+    prob = rng.dirichlet(np.ones(3), size=200)
+    labels = rng.integers(0, 3, size=200)
+    weights = np.r_[np.ones(100), np.full(100, 2.0)]
+    accumulator = CalibrationAccumulator(bins=10)
+    accumulator.update(prob, labels, sample_weight=weights)
+    assert accumulator.results()["total_weight"] == 300.0
+    unweighted = CalibrationAccumulator(bins=10)
+    unweighted.update(prob, labels)
+    assert unweighted.results()["total_weight"] == 200.0
