@@ -70,6 +70,8 @@ class NotFittedError(ValueError, AttributeError):
 
 # np.exceptions (NumPy >= 1.25) is its home; NumPy 2 no longer has it at the top level
 _VisibleDeprecationWarning = getattr(np, "exceptions", np).VisibleDeprecationWarning
+# NumPy < 1.24 only warns of a ragged list (and makes an object array of it); later ones raise.
+_RAGGED_ONLY_WARNS = np.lib.NumpyVersion(np.__version__) < "1.24.0"
 
 
 def _describe(value: object) -> str:
@@ -106,13 +108,16 @@ def _widened_extension_type(array: NDArray) -> NDArray:
 
 def _as_numpy(value: object) -> NDArray:
     """``np.asarray`` of a value, tensors of array libraries included (no checks)."""
-    with warnings.catch_warnings():
-        # NumPy < 1.24 only warns of a ragged list, and makes an object array of it
-        warnings.simplefilter("error", _VisibleDeprecationWarning)
-        try:
-            array = np.asarray(_from_tensor(value))
-        except _VisibleDeprecationWarning as exc:
-            raise ValueError(exc) from None
+    value = _from_tensor(value)
+    if not _RAGGED_ONLY_WARNS:
+        array = np.asarray(value)
+    else:  # the warnings filters are left alone where NumPy raises itself (>= 1.24)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", _VisibleDeprecationWarning)
+            try:
+                array = np.asarray(value)
+            except _VisibleDeprecationWarning as exc:
+                raise ValueError(exc) from None
     if array.dtype.kind in "Vf" and not np.issubdtype(array.dtype, np.number):
         array = _widened_extension_type(array)
     return array
