@@ -151,18 +151,6 @@ class _Fields:
         return np.array(values, dtype=np.float64).reshape(len(values), width)
 
 
-def _selection(path: Path, names: list[str], options) -> Selection:
-    return select(
-        path,
-        names,
-        prob_column=options.prob_column,
-        labels_column=options.labels_column,
-        pred_column=options.pred_column,
-        scores=options.scores,
-        optional_labels=options.optional_labels,
-    )
-
-
 def _arrays(
     records, numbers, columns: Selection, fields: _Fields
 ) -> tuple[NDArray, NDArray | None]:
@@ -192,7 +180,7 @@ def blocks(path: Path, options, block_rows: int):
     columns, fields = None, _Fields(path)
     for numbers, records in _Lines(path).blocks(block_rows):
         if columns is None:
-            columns = _selection(path, list(records[0]), options)
+            columns = select(path, list(records[0]), **options.columns())
         yield (*_arrays(records, numbers, columns, fields), columns.labels)
 
 

@@ -119,15 +119,7 @@ def _arrays(
 
 
 def _selection(parquet, path: Path, options) -> Selection:
-    return select(
-        path,
-        parquet.schema_arrow.names,
-        prob_column=options.prob_column,
-        labels_column=options.labels_column,
-        pred_column=options.pred_column,
-        scores=options.scores,
-        optional_labels=options.optional_labels,
-    )
+    return select(path, parquet.schema_arrow.names, **options.columns())
 
 
 def _read_columns(columns: Selection) -> list[str]:

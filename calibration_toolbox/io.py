@@ -376,6 +376,10 @@ class _Options:
     def __init__(self, **values):
         self.__dict__.update(values)
 
+    def columns(self) -> dict[str, object]:
+        """The column options, as :func:`calibration_toolbox._columns.select` takes them."""
+        return {name: getattr(self, name) for name in _COLUMN_OPTIONS}
+
     @classmethod
     def checked(cls, path, *values) -> _Options:
         """The options of the file ``path``: ``values`` in the order of :data:`_OPTIONS`.
@@ -424,6 +428,8 @@ _OPTIONS = (
     "optional_labels",
 )
 """The reading options of :func:`load_predictions` and :func:`iter_predictions`, in order."""
+_COLUMN_OPTIONS = ("prob_column", "labels_column", "pred_column", "scores", "optional_labels")
+"""Those that choose the columns (or fields) of a ``.parquet`` or a ``.jsonl``."""
 
 
 def _listed(names: list[str]) -> str:

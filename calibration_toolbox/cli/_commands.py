@@ -17,10 +17,11 @@ from calibration_toolbox.cli._files import check_output, write_html, write_npz, 
 from calibration_toolbox.cli._inputs import (
     Part,
     check_fit_keys,
-    fit_keys,
+    fit_path,
     fits_apart,
     load_inputs,
     metric_view,
+    read_fit_rows,
     read_predictions,
     warn_same_rows,
 )
@@ -50,7 +51,7 @@ def _check_fit_options(args: argparse.Namespace, methods: tuple[Method, ...]) ->
     apart = "--fit-on" if args.fit_on is not None else "--fit-prob-key"
     if args.split is not None and fits_apart(args):
         raise UsageError(f"--split and {apart} both choose the rows to fit on; give one of them.")
-    check_fit_keys(args, args.fit_on if args.fit_on is not None else args.path, apart)
+    check_fit_keys(args, fit_path(args), apart)
     options = (("--fit-on", args.fit_on), ("--fit-prob-key", args.fit_prob_key))
     for option, value in (*options, ("--split", args.split)):
         if value is not None and not methods:
@@ -200,9 +201,7 @@ def recalibrate(args: argparse.Namespace, command: Sequence[str]) -> str:
         raise UsageError("--fit needs the labels in the same file: a .npz or a .csv.")
     check_fit_keys(args, args.fit, "--fit")
     method = METHODS[args.method]
-    prob_key, labels_key = fit_keys(args)
-    keys = {"prob_key": prob_key, "labels_key": labels_key}
-    fit = Part(*read_predictions(args.fit, argparse.Namespace(**{**vars(args), **keys})))
+    fit = read_fit_rows(args.fit, args)
     to_calibrate = _read_to_calibrate(args.apply, args)
     warn_same_rows(to_calibrate, fit, f"{args.fit} (--fit)", args.apply, "--fit")
     n_classes = 2 if fit.predictions.ndim == 1 else fit.predictions.shape[1]

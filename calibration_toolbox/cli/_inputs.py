@@ -35,11 +35,13 @@ __all__ = [
     "file_options",
     "file_title",
     "fit_keys",
+    "fit_path",
     "fit_rows",
     "fits_apart",
     "load_inputs",
     "metric_view",
     "read_fit",
+    "read_fit_rows",
     "read_predictions",
     "renormalized",
     "same_file_and_keys",
@@ -146,12 +148,23 @@ def check_fit_keys(args: argparse.Namespace, fit_path: str | None, option: str) 
         )
 
 
-def read_fit(args: argparse.Namespace) -> tuple[Part, str]:
-    """The report's fit rows (``--fit-on`` or ``--fit-prob-key``) and their words."""
-    path = args.fit_on if args.fit_on is not None else args.path
+def fit_path(args: argparse.Namespace) -> str | None:
+    """The report's file of the fit rows: ``--fit-on``, else FILE itself (``--fit-prob-key``)."""
+    return args.fit_on if args.fit_on is not None else args.path
+
+
+def read_fit_rows(path: str, args: argparse.Namespace) -> Part:
+    """The fit rows of ``path``: the arrays that :func:`fit_keys` names, checked whole."""
     prob_key, labels_key = fit_keys(args)
     options = argparse.Namespace(**{**vars(args), "prob_key": prob_key, "labels_key": labels_key})
-    fit = Part(*read_predictions(path, options))
+    return Part(*read_predictions(path, options))
+
+
+def read_fit(args: argparse.Namespace) -> tuple[Part, str]:
+    """The report's fit rows (``--fit-on`` or ``--fit-prob-key``) and their words."""
+    path = fit_path(args)
+    fit = read_fit_rows(path, args)
+    prob_key, labels_key = fit_keys(args)
     if args.fit_prob_key is None:
         return fit, f"{path} (--fit-on)"
     return fit, f"arrays {prob_key!r} and {labels_key!r} of {path} (--fit-prob-key)"
@@ -170,7 +183,7 @@ def warn_same_rows(
 
 def same_file_and_keys(args: argparse.Namespace) -> bool:
     """Whether the fit rows are FILE's own arrays (a file read in blocks is not compared)."""
-    path = args.fit_on if args.fit_on is not None else args.path
+    path = fit_path(args)
     try:
         same_file = os.path.samefile(path, args.path)
     except OSError:  # a missing file: the reader says so in its words
