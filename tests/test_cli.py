@@ -25,6 +25,7 @@ from calibration_toolbox import (
     TemperatureScaling,
     brier_score,
     calibration_table,
+    cli,
     negative_log_likelihood,
 )
 from calibration_toolbox.cli import main
@@ -296,6 +297,25 @@ def test_main_restores_the_warning_display(capsys):
     assert main(["report", "--json"]) == 0
     assert warnings.showwarning is display
     capsys.readouterr()
+
+
+@pytest.mark.filterwarnings("default")
+def test_a_warning_for_developers_is_not_a_line_of_the_report(capsys, monkeypatch):
+    # The garbage collector may finalise, during a run, an object that other code left open
+    # (an event loop, a file): its ResourceWarning is not about the user's data.
+    shown = []
+    monkeypatch.setattr(warnings, "showwarning", lambda *args, **kwargs: shown.append(args[1]))
+    real_parse = cli._parse
+
+    def parse_while_collecting(argv):
+        warnings.warn("unclosed event loop", ResourceWarning, stacklevel=1)
+        warnings.warn("a dependency's old name", DeprecationWarning, stacklevel=1)
+        return real_parse(argv)
+
+    monkeypatch.setattr(cli, "_parse", parse_while_collecting)
+    assert main(["report", "--json"]) == 0
+    assert capsys.readouterr().err == ""
+    assert shown == [ResourceWarning, DeprecationWarning]  # passed on to the display before
 
 
 def test_warnings_are_one_line_each(tmp_path):

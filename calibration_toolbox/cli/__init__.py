@@ -46,6 +46,14 @@ _FILE_OPTIONS = (
 # ImportError when matplotlib, needed by --plot, is missing).
 _FAILURES = (UsageError, ValueError, TypeError, OSError, ImportError, Warning)
 
+# Warnings addressed to whoever maintains the code, not to the user of the report.
+_NOT_ABOUT_THE_RUN = (
+    ResourceWarning,
+    DeprecationWarning,
+    PendingDeprecationWarning,
+    ImportWarning,
+)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``calibration-toolbox`` command; returns the exit status."""
@@ -76,10 +84,19 @@ def _print(output: str) -> int:
 
 @contextlib.contextmanager
 def _collect_warnings(messages: list[str]) -> Iterator[None]:
-    """Collect the text of every warning shown during the run (restores showwarning after)."""
+    """Collect the text of the warnings about the run (restores showwarning after).
+
+    Warnings for the developer of some code rather than for the user of the data (a
+    ``ResourceWarning`` from the garbage collection of an object the run never made, a
+    ``DeprecationWarning`` of a dependency) go on to the ``showwarning`` in place before.
+    """
+    shown_before = warnings.showwarning
 
     def collect(message, category, filename, lineno, file=None, line=None):
-        messages.append(in_cli_words(message))
+        if issubclass(category, _NOT_ABOUT_THE_RUN):
+            shown_before(message, category, filename, lineno, file, line)
+        else:
+            messages.append(in_cli_words(message))
 
     with warnings.catch_warnings():
         warnings.showwarning = collect
