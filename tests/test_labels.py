@@ -6,11 +6,11 @@ import inspect
 
 import numpy as np
 import pytest
-from oracle import gce as oracle_gce
 
 import calibration_toolbox as ct
 from calibration_toolbox import metrics
 from calibration_toolbox._validation import check_predictions
+from tests.oracle import gce as oracle_gce
 
 NAMES = np.array(["cat", "dog", "emu"])
 

@@ -10,7 +10,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import DATA_DIR
+
+from tests.conftest import DATA_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

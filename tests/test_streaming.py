@@ -8,7 +8,6 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from conftest import load_real
 from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
@@ -30,6 +29,7 @@ from calibration_toolbox import (
     calibration_table,
     negative_log_likelihood,
 )
+from tests.conftest import load_real
 
 # Every sum is that of the canonical row blocks added in turn, in one call and in the
 # accumulator: every metric of results() is equal to the bit, whatever the batches.

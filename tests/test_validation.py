@@ -9,7 +9,6 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import load_real
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import softmax
 
@@ -28,6 +27,7 @@ from calibration_toolbox import (
     expected_calibration_error,
     negative_log_likelihood,
 )
+from tests.conftest import load_real
 
 PROB = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.5, 0.25, 0.25]])
 LABELS = np.array([0, 1, 2, 1])

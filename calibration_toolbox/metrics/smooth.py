@@ -21,7 +21,7 @@ __all__ = ["SmoothECE"]
 #: Grid intervals of each stage of the fixed-point search, and the smallest bandwidth each
 #: serves: a grid of L intervals is used for bandwidths >= _POINTS_PER_BANDWIDTH / L, where
 #: linear binning and the trapezoid rule are accurate to 1e-6 of the value or better (measured
-#: against the exact integral, tests/test_smooth.py).  A DCT-I of 2**14 + 1 points takes
+#: against the exact integral, tests/metrics/test_smooth.py).  A DCT-I of 2**14 + 1 points takes
 #: 0.17 ms here and of 2**20 + 1 points 55 ms, so the fine stages are used only when the
 #: fixed point lies below them (sigma* < 1/64 means roughly n > 10**6 calibrated rows).
 _GRID_STAGES = (1 << 14, 1 << 17, 1 << 20)
@@ -146,7 +146,7 @@ def SmoothECE(
     :math:`\cos \pi k t` decay as :math:`e^{-(\pi k \sigma)^2/2}`; a mass on an end node
     is its own mirror image and counts twice in the even extension), and the integral is
     the trapezoid rule on the nodes: the relative error against the exact integral is
-    below 1e-6 (tests/test_smooth.py checks it against adaptive quadrature of the image
+    below 1e-6 (tests/metrics/test_smooth.py checks it against adaptive quadrature of the image
     sum).  The fixed point is found by Brent's method on sigma (to 1e-15); if it lies below
     256 / 2**20 (2.4e-4: residuals cancelling almost exactly, or about 1e10 calibrated
     rows), the value at sigma = 2.4e-4 is returned, a lower bound within 2.4e-4 of it.

@@ -8,7 +8,6 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from conftest import load_real
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import minimize
 from scipy.special import log_softmax, softmax
@@ -21,6 +20,7 @@ from calibration_toolbox.recalibration.linear import (
     MatrixScaling,
     VectorScaling,
 )
+from tests.conftest import load_real
 
 # (name, factory, takes probabilities): every configuration the invariants are checked on.
 CONFIGS = {

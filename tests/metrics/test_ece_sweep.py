@@ -15,12 +15,12 @@ import math
 
 import numpy as np
 import pytest
-from conftest import REAL_FILES, load_real
 from ece_sweep_caltrain import checksums, simulated_sets
 from numpy.testing import assert_allclose, assert_array_equal
 
 from calibration_toolbox import ECESweep, ECESweepResult, Scores
 from calibration_toolbox.metrics import cumulative
+from tests.conftest import REAL_FILES, load_real
 
 REFERENCE_PATH = "data/ece_sweep_caltrain.npz"
 SETS = simulated_sets()
@@ -28,7 +28,7 @@ SETS = simulated_sets()
 
 @pytest.fixture(scope="module")
 def reference(request):
-    with np.load(request.path.parent / REFERENCE_PATH, allow_pickle=False) as data:
+    with np.load(request.path.parents[1] / REFERENCE_PATH, allow_pickle=False) as data:
         return {key: data[key] for key in data.files}
 
 

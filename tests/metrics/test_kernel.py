@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 import pytest
-from conftest import load_real
 from hypothesis import given
 from hypothesis import strategies as st
 
 from calibration_toolbox import MMCE, SKCE, Scores
+from tests.conftest import load_real
 
 
 # -- slow oracles: the definitions as written, pair by pair --------------------------------

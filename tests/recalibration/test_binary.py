@@ -17,7 +17,6 @@ from binary_platt_beta import (
     binary_logit_problem,
     multiclass_problem,
 )
-from conftest import REAL_FILES, load_real
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import check_grad, minimize
 from scipy.special import expit, log_expit, logit, softmax
@@ -28,6 +27,7 @@ from calibration_toolbox.recalibration.binary import (
     BetaCalibration,
     PlattScaling,
 )
+from tests.conftest import REAL_FILES, load_real
 
 # Reference values made by tests/references/binary_platt_beta.py (how to rerun it:
 #   tests/references/README.md)

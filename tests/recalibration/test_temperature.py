@@ -8,9 +8,7 @@ from __future__ import annotations
 import tracemalloc
 
 import numpy as np
-import oracle
 import pytest
-from conftest import load_real
 from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
@@ -23,6 +21,8 @@ from calibration_toolbox import (
     TemperatureScaling,
     negative_log_likelihood,
 )
+from tests import oracle
+from tests.conftest import load_real
 
 
 def synthetic(seed=2024, n=600, k=4, scale=2.5):

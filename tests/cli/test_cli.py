@@ -30,9 +30,9 @@ from calibration_toolbox import (
 )
 from calibration_toolbox.cli import main
 from calibration_toolbox.datasets import load_example, make_overconfident
-from tests.test_cli_report import seeded_split
+from tests.cli.test_cli_report import seeded_split
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 
 

@@ -21,7 +21,7 @@ from tests.conftest import synthetic_example
 # These fit and apply on one file for brevity: the in-sample warning is shown, not raised.
 IN_SAMPLE = pytest.mark.filterwarnings("always:fitted on .*the very rows:UserWarning")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()

@@ -5,14 +5,13 @@ Arrieta-Ibarra et al.'s code are not on PyPI, and netcal / torchmetrics / scikit
 neither measure nor the sweep.  The references are therefore the slow loops below, written
 from the papers' definitions (every distinct score as a threshold, one row at a time), and
 for ECESweep's earlier rule (``rule='largest'``) the public ``calibration_table`` at every bin
-count (its default rule, Roelofs et al.'s, is tested in tests/test_ece_sweep.py).
+count (its default rule, Roelofs et al.'s, is tested in tests/metrics/test_ece_sweep.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import load_real
 from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
@@ -27,6 +26,7 @@ from calibration_toolbox import (
     Scores,
     calibration_table,
 )
+from tests.conftest import load_real
 
 MEASURES = (KSCE, KuiperCE)
 VARIANTS = (

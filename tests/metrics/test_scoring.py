@@ -5,13 +5,13 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
-import oracle
 import pytest
 from numpy.testing import assert_allclose
 from old_sklearn_log_loss import LOG_LOSS_LABELS, LOG_LOSS_PROB
 from scipy.special import softmax
 
 from calibration_toolbox import brier_score, negative_log_likelihood
+from tests import oracle
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -207,9 +207,8 @@ def test_a_pandas_csv_with_a_bool_target_and_an_id_column(tmp_path, capsys):
 
 
 def test_a_top_label_dump_of_a_real_model(tmp_path, capsys):
-    from conftest import load_real
-
     from calibration_toolbox import Scores
+    from tests.conftest import load_real
 
     prob, labels = load_real("vgg16-cifar-10")
     confidence, predicted = prob.max(axis=1), prob.argmax(axis=1)

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import load_real
 from make_isotonic_reference import checksums, synthetic_problem
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import softmax
@@ -24,8 +23,9 @@ from calibration_toolbox.recalibration.nonparametric import (
     HistogramBinning,
     IsotonicCalibration,
 )
+from tests.conftest import load_real
 
-REFERENCE = Path(__file__).with_name("data") / "isotonic_sklearn_reference.npz"
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "isotonic_sklearn_reference.npz"
 ESTIMATORS = {
     "isotonic": IsotonicCalibration,
     "isotonic-top-label": lambda: IsotonicCalibration(mode="top-label"),

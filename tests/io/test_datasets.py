@@ -18,7 +18,7 @@ from calibration_toolbox import ECE, TemperatureScaling, negative_log_likelihood
 from calibration_toolbox.datasets import load_example, make_overconfident
 from calibration_toolbox.io import load_predictions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "make_digits_example.py"
 
 

@@ -6,12 +6,12 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import load_real
 from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from calibration_toolbox import BrierDecomposition, Scores, brier_decomposition, brier_score
+from tests.conftest import load_real
 
 
 def assemble(parts: BrierDecomposition) -> float:

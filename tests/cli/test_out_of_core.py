@@ -18,7 +18,7 @@ from numpy.testing import assert_allclose
 from calibration_toolbox.cli import main
 from calibration_toolbox.cli._metrics import METRICS
 from calibration_toolbox.io import iter_predictions
-from tests.test_cli_report import seeded_split
+from tests.cli.test_cli_report import seeded_split
 
 N_ROWS, N_CLASSES = 30_000, 5
 STREAMED = [name for name, metric in METRICS.items() if metric.streamed is not None]

@@ -7,9 +7,7 @@ import itertools
 import re
 
 import numpy as np
-import oracle
 import pytest
-from conftest import load_real
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import softmax
 
@@ -25,6 +23,8 @@ from calibration_toolbox import (
     calibration_table,
     metrics,
 )
+from tests import oracle
+from tests.conftest import load_real
 
 # --------------------------------------------------------------------------------------
 # Data with the cases that break binning code: scores exactly on edges, 0 and 1, ties.

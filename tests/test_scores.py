@@ -16,7 +16,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-import oracle
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,6 +24,7 @@ from scipy.special import expit
 
 import calibration_toolbox as ct
 from calibration_toolbox import ECE, MCE, RMSCE, SCE, calibration_table
+from tests import oracle
 
 Scores = getattr(ct, "Scores", None)
 pytestmark = pytest.mark.skipif(

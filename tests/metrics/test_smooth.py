@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import load_real
 from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
@@ -13,6 +12,7 @@ from scipy.special import erf
 from smooth_ece_peers import REAL, SIGMAS, synthetic_sets, top_label_pairs
 
 from calibration_toolbox import Scores, SmoothECE
+from tests.conftest import load_real
 
 # python tests/references/smooth_ece_peers.py (peers environment):
 # python 3.11.7, numpy 2.4.6, scipy 1.17.1, relplot 1.0.3

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import load_real
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, check_grad, minimize
 from scipy.special import log_softmax, logsumexp, softmax
@@ -16,6 +15,7 @@ from calibration_toolbox import ECE, negative_log_likelihood
 from calibration_toolbox.recalibration import ensemble
 from calibration_toolbox.recalibration.ensemble import EnsembleTemperatureScaling
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
+from tests.conftest import load_real
 
 
 def overconfident_logits(rng, n_samples=1000, n_classes=4, scale=3.0, dtype=np.float64):

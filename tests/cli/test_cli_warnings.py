@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from calibration_toolbox.cli import main
+from tests.cli.test_cli_report import files  # noqa: F401 (the fixture)
 from tests.conftest import synthetic_example
-from tests.test_cli_report import files  # noqa: F401 (the fixture)
 
 # Every warning of these reports is shown (and collected by the command line), not raised.
 pytestmark = pytest.mark.filterwarnings("always::UserWarning")

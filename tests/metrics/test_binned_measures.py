@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import oracle
 import pytest
-from conftest import load_real
 from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
@@ -26,8 +24,10 @@ from calibration_toolbox import (
     ToprCE,
     calibration_table,
 )
+from tests import oracle
+from tests.conftest import load_real
 
-PEERS = Path(__file__).resolve().parent / "data" / "debiased_peers.npz"
+PEERS = Path(__file__).resolve().parents[1] / "data" / "debiased_peers.npz"
 # The uneven edges of tests/references/debiased_peers.py.
 CUSTOM_EDGES = np.array([0.0, 0.1, 0.25, 0.4, 0.5, 0.55, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0])
 
