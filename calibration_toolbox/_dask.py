@@ -2,7 +2,8 @@
 
 Dask is an optional extra (``pip install calibration-toolbox[dask]``): it is imported
 only when a Dask array is passed.  A Dask array is told apart by duck type
-(:func:`is_dask_input`), so this module is imported by the metrics without importing dask.
+(:func:`calibration_toolbox._arrays.is_dask_input`), so this module is imported by the
+metrics without importing dask.
 
 The metrics that stream (the equal-width binned measures through
 :func:`calibration_toolbox.metrics.gce._tabulated`, the Brier score and the
@@ -15,7 +16,7 @@ per block, and the rows of cut blocks, travel; the blocks' sums are added in blo
 order, as one in-memory call adds them, so the result is that call's to the last bit
 (:func:`_block_sum`); see the README's *Streaming and Dask*.  The fits' passes
 (:func:`fit_sums`) add their chunks' sums pairwise in a tree.  Every other function
-refuses a Dask array (:func:`refusal`).
+refuses a Dask array (:func:`calibration_toolbox._arrays.dask_refusal`).
 """
 
 from __future__ import annotations
@@ -27,46 +28,17 @@ import functools
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox._arrays import as_real_array, is_dask_array
 from calibration_toolbox.scores import Scores
 
 __all__ = [
-    "STREAMING",
     "LazyPredictions",
     "fit_sums",
-    "is_dask_array",
-    "is_dask_input",
     "on_first_chunk",
-    "refusal",
     "row_chunked",
     "score_sums",
     "table",
 ]
-
-#: What streams over a Dask array, for the error messages.
-STREAMING = (
-    "ECE, RMSCE, MCE, OCE, UCE, SCE, ToprCE, TopLabelECE, GCE and calibration_table with "
-    "fixed edges (adaptive_bins=False), brier_score and negative_log_likelihood; "
-    "TemperatureScaling.fit and VectorScaling.fit, and the predictions of those two"
-)
-
-
-def is_dask_array(value: object) -> bool:
-    """Whether ``value`` is a Dask array (duck type: a task graph and chunks; no dask import)."""
-    return hasattr(value, "__dask_graph__") and hasattr(value, "chunks") and hasattr(value, "ndim")
-
-
-def is_dask_input(prob: object) -> bool:
-    """Whether ``prob`` (or the values of ``Scores``) is a Dask array."""
-    return is_dask_array(prob.values if isinstance(prob, Scores) else prob)
-
-
-def refusal(name: str) -> TypeError:
-    """The error of a function that does not stream, given a Dask array as ``name``."""
-    return TypeError(
-        f"`{name}` is a Dask array, and this call does not stream over row chunks (it needs "
-        "all rows at once: equal-mass edges, sorting, kernels, most fits). Call .compute() "
-        f"first if the array fits in memory, or use what streams over Dask arrays: {STREAMING}."
-    )
 
 
 def table(prob, labels, *, logits, sample_weight, renormalize, **options):
@@ -350,9 +322,7 @@ def _as_rows(argument, name: str, row_chunks):
     if argument is None:
         return None
     if not is_dask_array(argument):
-        from calibration_toolbox._validation import _as_real_array
-
-        argument = _as_real_array(argument, name)
+        argument = as_real_array(argument, name)
     n_rows = sum(row_chunks)
     if argument.ndim < 1 or argument.shape[0] != n_rows:
         raise ValueError(

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import functools
 import numbers
-import warnings
 from typing import Callable, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, softmax
 
-from calibration_toolbox._dask import is_dask_array
-from calibration_toolbox._dask import refusal as dask_refusal
+from calibration_toolbox._arrays import as_numpy, as_real_array
 from calibration_toolbox._rows import RowSummary, row_blocks, scan_rows
 from calibration_toolbox._typing import Function
 from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, warn
@@ -68,94 +66,9 @@ class NotFittedError(ValueError, AttributeError):
     """Raised when a recalibrator is used before ``fit``."""
 
 
-# np.exceptions (NumPy >= 1.25) is its home; NumPy 2 no longer has it at the top level
-_VisibleDeprecationWarning = getattr(np, "exceptions", np).VisibleDeprecationWarning
-# NumPy < 1.24 only warns of a ragged list (and makes an object array of it); later ones raise.
-_RAGGED_ONLY_WARNS = np.lib.NumpyVersion(np.__version__) < "1.24.0"
-
-
 def _describe(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _from_tensor(value: object) -> object:
-    """A PyTorch tensor as NumPy reads it: detached, on the CPU, bfloat16 widened to float32.
-
-    ``np.asarray`` goes through ``Tensor.__array__``, which raises for a tensor that requires
-    grad (``RuntimeError``) and for bfloat16, the usual dtype of an LLM's logits (NumPy has
-    no such type); bfloat16 values are exactly float32 values.  Anything else is returned as
-    it is (torch is never imported here).
-    """
-    if not type(value).__module__.startswith("torch") or not hasattr(value, "detach"):
-        return value
-    tensor = value.detach().cpu()
-    if str(tensor.dtype) == "torch.bfloat16":
-        tensor = tensor.float()
-    return tensor.numpy()
-
-
-def _widened_extension_type(array: NDArray) -> NDArray:
-    """An array of an extension float type (JAX's bfloat16, float8) as float32.
-
-    Such dtypes (``ml_dtypes``) are no NumPy number, but cast safely to float32; a
-    structured or plain void array does not, and is refused by the caller.
-    """
-    if array.dtype.fields is None and np.can_cast(array.dtype, np.float32):
-        return array.astype(np.float32)
-    return array
-
-
-def _as_numpy(value: object) -> NDArray:
-    """``np.asarray`` of a value, tensors of array libraries included (no checks)."""
-    value = _from_tensor(value)
-    if not _RAGGED_ONLY_WARNS:
-        array = np.asarray(value)
-    else:  # the warnings filters are left alone where NumPy raises itself (>= 1.24)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", _VisibleDeprecationWarning)
-            try:
-                array = np.asarray(value)
-            except _VisibleDeprecationWarning as exc:
-                raise ValueError(exc) from None
-    if array.dtype.kind in "Vf" and not np.issubdtype(array.dtype, np.number):
-        array = _widened_extension_type(array)
-    return array
-
-
-def _raw_records_hint(array: NDArray) -> str:
-    """Advice for raw 1- or 2-byte records: bfloat16 or float8 saved without their type."""
-    if array.dtype.kind != "V" or array.dtype.fields is not None or array.itemsize > 2:
-        return ""
-    return (
-        " NumPy saves bfloat16 and float8 arrays (JAX, ml_dtypes) as raw records like these,"
-        " which nothing can read back as numbers: cast them to float32 before saving."
-    )
-
-
-def _as_real_array(value: ArrayLike, name: str) -> NDArray:
-    """``np.asarray`` with a clear error for ragged, complex, string or object input."""
-    if isinstance(value, Scores):
-        raise TypeError(
-            f"`{name}` does not take Scores, which marks one score per row against a 0/1 "
-            "target for the top-label measures (ECE, RMSCE, MCE, GCE and calibration_table "
-            "with class_conditional=False), brier_score and negative_log_likelihood; pass an "
-            "array here."
-        )
-    if is_dask_array(value):  # np.asarray would compute it all on the client
-        raise dask_refusal(name)
-    try:
-        array = _as_numpy(value)
-    except (ValueError, TypeError) as exc:  # ragged nested lists
-        raise ValueError(f"`{name}` must be a rectangular numeric array; {exc}") from None
-    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-        raise TypeError(
-            f"`{name}` must hold real numbers; got an array of dtype {array.dtype}."
-            + _raw_records_hint(array)
-        )
-    if np.issubdtype(array.dtype, np.complexfloating):
-        raise TypeError(f"`{name}` must hold real numbers; got an array of dtype {array.dtype}.")
-    return array
 
 
 def _n_rows(predictions) -> int:
@@ -311,7 +224,7 @@ def _refuse_swapped(prob: ArrayLike, labels: ArrayLike) -> None:
     if isinstance(labels, _NamedLabels):
         return
     try:
-        given, other = _as_numpy(prob), _as_numpy(labels)
+        given, other = as_numpy(prob), as_numpy(labels)
     except (TypeError, ValueError):
         return
     if not (_one_whole_number_per_row(given) and len(other) == len(given)):
@@ -359,7 +272,7 @@ def checks_after_values(checked: Predictions | Pairs | PendingPredictions, check
 
 def _refuse_one_column(prob: ArrayLike, logits: object) -> NDArray:
     """``prob`` as an array, unless it is 1-D or one column: ambiguous for a top-label measure."""
-    array = _as_real_array(prob, "prob")
+    array = as_real_array(prob, "prob")
     if array.ndim == 1 or (array.ndim == 2 and array.shape[1] == 1):
         name, two_columns, option = "p", "[1 - p, p]", ""
         if logits is True:
@@ -397,7 +310,7 @@ def _checked_pairs(
 
 def _one_score_per_row(values: ArrayLike) -> NDArray:
     """The values of ``Scores`` as an array of shape (N,) or (N, 1)."""
-    array = _as_real_array(values, "Scores")
+    array = as_real_array(values, "Scores")
     if not (array.ndim == 1 or (array.ndim == 2 and array.shape[1] == 1)):
         raise ValueError(
             "`Scores` must hold one score per row, shape (N,) or (N, 1); got shape "
@@ -587,7 +500,7 @@ def _as_float_array(value: ArrayLike, name: str, kind: str) -> tuple[NDArray, np
 
     A single column (N, 1) is returned as the binary column (N,).
     """
-    array = _as_real_array(value, name)
+    array = as_real_array(value, name)
     if array.ndim == 0 or array.ndim > 2:
         raise ValueError(
             f"`{name}` must be a 2-D array of shape (n_samples, n_classes) or a 1-D array of "
@@ -677,7 +590,7 @@ def check_labels(
     to pass ``classes`` (where: ``hint``, e.g. " to the constructor").
     """
     kind = "0/1 targets with Scores" if pairs else "class indices"
-    array = _as_real_array(_label_indices(labels, classes, n_classes, name, hint), name)
+    array = as_real_array(_label_indices(labels, classes, n_classes, name, hint), name)
     if array.dtype == bool:
         array = array.astype(np.intp)
     if array.ndim == 2 and array.shape[1] == 1:
@@ -900,7 +813,7 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDAr
     """Validate non-negative finite weights with a positive sum; ``None`` stays ``None``."""
     if sample_weight is None:
         return None
-    array = _as_real_array(sample_weight, "sample_weight")
+    array = as_real_array(sample_weight, "sample_weight")
     if array.ndim != 1 or array.shape[0] != n_samples:
         raise ValueError(
             f"`sample_weight` must be a 1-D array with one weight per sample ({n_samples}); "
@@ -947,7 +860,7 @@ def check_bins(bins: object, adaptive_bins: bool = False) -> NDArray:
             f"`bins` must be an integer >= 1 or an increasing array of edges in [0, 1]; "
             f"got {bins!r}."
         )
-    edges = _as_real_array(bins, "bins").astype(np.float64)
+    edges = as_real_array(bins, "bins").astype(np.float64)
     if (
         edges.ndim != 1
         or edges.size < 2

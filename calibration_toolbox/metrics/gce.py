@@ -15,7 +15,7 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from calibration_toolbox import _dask
+from calibration_toolbox import _arrays, _dask
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._rows import (
@@ -554,7 +554,7 @@ def _tabulated(
     The one place where a Dask array is told apart (by duck type, without importing dask):
     its chunks are tabulated in the workers and the tables added (``_dask.table``).
     """
-    if _dask.is_dask_input(prob):
+    if _arrays.is_dask_input(prob):
         return _dask.table(
             prob,
             labels,

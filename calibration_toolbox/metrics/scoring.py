@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_expit, logsumexp
 
-from calibration_toolbox import _dask
+from calibration_toolbox import _arrays, _dask
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import HAND_OVER_ROWS, canonical_blocks, canonical_rows, row_blocks
 from calibration_toolbox.scores import PredictionsLike, Scores
@@ -81,7 +81,7 @@ def brier_score(
     >>> round(brier_score(Scores([0.1, 0.4]), [0, 1]), 6)  # sklearn's brier_score_loss
     0.185
     """
-    sums = _dask.score_sums if _dask.is_dask_input(prob) else _brier_sums
+    sums = _dask.score_sums if _arrays.is_dask_input(prob) else _brier_sums
     total, weight = sums(
         prob, labels, logits=logits, sample_weight=sample_weight, renormalize=renormalize
     )
@@ -239,7 +239,7 @@ def negative_log_likelihood(
     0.510826
     """
     eps = iv.check_fraction(eps, "eps")
-    sums = _dask.score_sums if _dask.is_dask_input(prob) else _nll_sums
+    sums = _dask.score_sums if _arrays.is_dask_input(prob) else _nll_sums
     total, weight = sums(
         prob, labels, logits=logits, sample_weight=sample_weight, renormalize=renormalize, eps=eps
     )

@@ -70,7 +70,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_softmax
 
-from calibration_toolbox import _dask
+from calibration_toolbox import _arrays, _dask
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
@@ -513,7 +513,7 @@ class VectorScaling(_dask.LazyPredictions, _LinearSoftmaxRecalibrator):
         and the curvature sums travel), plus one first reduction for the class weights.
         The fitted map is that of the in-memory fit up to the order of the additions.
         """
-        if not _dask.is_dask_array(X):
+        if not _arrays.is_dask_array(X):
             return super().fit(X, y, sample_weight)
         _dask.row_chunked(X, "X")
         return self._fit_parts(functools.partial(_dask_sum, X, y, sample_weight))

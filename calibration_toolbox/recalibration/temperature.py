@@ -9,7 +9,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from calibration_toolbox import _dask
+from calibration_toolbox import _arrays, _dask
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import COLUMN_LOOP_MAX_K, block_rows, row_blocks
 from calibration_toolbox._warnings import warn
@@ -529,7 +529,7 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
     ) -> TemperatureScaling:
         """Fit ``T`` on calibration logits ``X`` (N, K) and labels ``y`` (N,)."""
         low, high = self._checked_params()["temperature_bounds"]
-        if _dask.is_dask_array(X):
+        if _arrays.is_dask_array(X):
             n_classes = _dask.row_chunked(X, "X")
             start = _dask.on_first_chunk(X, y, sample_weight, functools.partial(_chunk_start, low))
             objective = _DaskNLL(X, y, sample_weight)
