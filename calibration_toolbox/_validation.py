@@ -8,6 +8,16 @@ validated arrays.
 Probabilities are checked by the blocked pass of :func:`calibration_toolbox._rows.scan_rows`,
 which also takes the label's probability and the top label while each block is in cache:
 :func:`check_predictions` returns what it learnt beside the arrays.
+
+The validated handle: the :class:`Predictions` that ``check_predictions(prob, labels,
+top_label=True)`` returns for an in-memory array is accepted back, as
+``check_predictions(checked, None)``, by every function that validates its input (the
+metrics, ``stats.bootstrap``, ``CalibrationAccumulator.update``): ``ECE(checked, None)``
+gives the bits of ``ECE(prob, labels)`` without checking the values again, so that a caller
+computing several measures of one input (the command line) checks it once.  What would
+make the handle mean something else is refused: labels other than ``None`` (or its own),
+``logits=True``, ``renormalize=True`` (pass them when making it), and a top-label measure
+given a handle made without ``top_label=True`` (for which a 1-D ``prob`` is refused).
 """
 
 from __future__ import annotations
@@ -118,6 +128,10 @@ class PendingPredictions(NamedTuple):
         :func:`calibration_toolbox._rows.scan_rows`, which hands the checked rows over
         block by block; without them the summary of all the rows is returned.
         """
+        if self.tolerance == np.inf:  # checked already: the pass gathers, and checks nothing
+            return scan_rows(
+                self.prob, np.inf, labels=self.labels, top_label=top_label, **blocks
+            ).summary
         return _scanned_rows(
             self.prob, "prob", self.tolerance, labels=self.labels, top_label=top_label, **blocks
         )
@@ -200,8 +214,15 @@ def check_predictions(
     """
     if classes is not None:
         labels = _NamedLabels(labels, classes)
+    if isinstance(prob, Predictions):
+        return _checked_handle(prob, labels, logits, renormalize, top_label, defer_scan)
     if isinstance(prob, Scores):
         return _checked_pairs(prob, labels, logits, renormalize)
+    if isinstance(prob, (Pairs, PendingPredictions)):
+        raise TypeError(
+            "`prob` must be an array, Scores or checked Predictions (values scanned); got "
+            f"{type(prob).__name__}: pass the arrays or Scores it was made from."
+        )
     try:
         if top_label:
             prob = _refuse_one_column(prob, logits)
@@ -211,6 +232,45 @@ def check_predictions(
         _refuse_swapped(prob, labels)
         raise
     return pending if defer_scan else pending.checked(top_label)
+
+
+def _checked_handle(
+    handle: Predictions,
+    labels: object,
+    logits: object,
+    renormalize: object,
+    top_label: bool,
+    defer_scan: bool,
+) -> Predictions | PendingPredictions:
+    """The validated handle ``handle`` as a metric's validation would return it, unscanned.
+
+    Whatever could make the handle mean something else than the arrays it was made from
+    is refused: other labels, ``logits=True`` (its probabilities are a softmax already),
+    ``renormalize=True`` (its rows sum to 1 already), and a top-label measure on a handle
+    made without the top label (a 1-D ``prob`` is ambiguous for those measures: it is
+    refused when the handle is made with ``top_label=True``).
+    """
+    if labels is not None and labels is not handle.labels:
+        raise ValueError(
+            "`labels` must be None when `prob` is checked Predictions, which hold their "
+            f"labels; got {_describe(labels)}."
+        )
+    for name, value in (("logits", logits), ("renormalize", renormalize)):
+        if check_flag(value, name):
+            raise ValueError(
+                f"`{name}` must be False when `prob` is checked Predictions, whose rows are "
+                f"probabilities already (pass {name}=True to check_predictions when making "
+                "them); got True."
+            )
+    if top_label and handle.rows.confidence is None:
+        raise ValueError(
+            "`prob` must be checked Predictions with the top label for a top-label measure; "
+            "got Predictions made without it. Make them with check_predictions(prob, labels, "
+            "top_label=True)."
+        )
+    if defer_scan:  # the pass that uses the rows gathers them and checks nothing
+        return PendingPredictions(handle.prob, handle.labels, np.inf)
+    return handle
 
 
 def _refuse_swapped(prob: ArrayLike, labels: ArrayLike) -> None:

@@ -150,6 +150,8 @@ def _as_number(value: object) -> float:
 
 
 def _n_rows(prob: PredictionsLike) -> int:
+    if isinstance(prob, iv.Predictions):  # checked already (the validated handle)
+        return prob.n_samples
     return np.shape(prob.values if isinstance(prob, Scores) else prob)[0]
 
 
