@@ -155,3 +155,60 @@ def test_pairs_and_pending_predictions_are_not_handles(defer_scan):
     for checked in (scores, pending):
         with pytest.raises(TypeError, match="`prob` must be an array, Scores or checked"):
             iv.check_predictions(checked, None, defer_scan=defer_scan)
+
+
+# -- one interface, whatever the form: the views consumers take --------------------------------
+def _forms():
+    prob, labels, _ = _data(np.float64, n_rows=30, n_classes=4)
+    scores = ct.Scores(prob[:, 0])
+    return {
+        "checked": iv.check_predictions(prob, labels, top_label=True),
+        "pending": iv.check_predictions(prob, labels, defer_scan=True),
+        "pairs": iv.check_predictions(scores, labels > 1),
+    }
+
+
+@pytest.mark.parametrize("form", ["checked", "pending", "pairs"])
+def test_every_form_is_a_checked_input_with_its_views(form):
+    checked = _forms()[form]
+    assert isinstance(checked, iv.CheckedInput)
+    assert checked.n_samples == 30
+    assert checked.needs_scan == (form == "pending")
+    assert (checked.pairs is checked) == (form == "pairs")
+    scores, targets = checked.top_label()
+    assert scores.shape == targets.shape == (30,)
+    entry_scores, entry_targets = checked.entries(slice(2, 5))
+    assert entry_scores.shape == entry_targets.shape == (3, checked.entry_columns)
+    assert np.array_equal(entry_targets.sum(axis=1) <= 1, np.ones(3, dtype=bool))
+    half = checked.taken(lambda array: array[:10]).joined(checked.taken(lambda a: a[10:]))
+    assert np.array_equal(half.entries()[0], checked.entries()[0])
+    assert not half.needs_scan and half.n_samples == 30
+
+
+def test_the_views_say_what_the_arrays_hold():
+    forms = _forms()
+    prob, labels = forms["checked"].prob, forms["checked"].labels
+    confidence, correct = forms["checked"].top_label()
+    assert np.array_equal(confidence, prob.max(axis=1))
+    assert np.array_equal(correct, prob.argmax(axis=1) == labels)
+    for name in ("pending", "checked"):
+        scores, targets = forms[name].entries()
+        assert scores is prob or np.array_equal(scores, prob)
+        assert np.array_equal(targets, np.eye(4, dtype=bool)[labels])
+    assert np.array_equal(forms["pending"].top_label()[1], correct)
+    pairs = forms["pairs"]
+    assert pairs.n_classes == 2 and pairs.entry_columns == 1
+    assert np.array_equal(pairs.top_label()[0], pairs.scores)
+    assert np.array_equal(pairs.entries()[1][:, 0], pairs.targets)
+
+
+def test_pending_values_are_checked_when_asked():
+    prob, labels, _ = _data(np.float64, n_rows=30)
+    prob[7] *= 2
+    pending = iv.check_predictions(prob, labels, defer_scan=True)
+    assert pending.needs_scan
+    with pytest.raises(ValueError, match="row 7 sums to"):
+        pending.with_values_checked()
+    good = iv.check_predictions(prob / prob.sum(axis=1, keepdims=True), labels, defer_scan=True)
+    assert not good.with_values_checked().needs_scan
+    assert good.taken(lambda array: array[:5]).n_samples == 5
