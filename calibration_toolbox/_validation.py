@@ -52,7 +52,6 @@ __all__ = [
     "Predictions",
     "accepts_classes",
     "check_bins",
-    "check_choice",
     "check_class_names",
     "check_flag",
     "check_fraction",
@@ -66,6 +65,7 @@ __all__ = [
     "check_sample_weight",
     "check_top_k",
     "checks_after_values",
+    "choice",
     "labels_from_file",
 ]
 
@@ -1026,15 +1026,14 @@ def check_flag(value: object, name: str) -> bool:
     return bool(value)
 
 
-def check_bins(bins: object, adaptive_bins: bool = False) -> NDArray:
+def check_bins(bins: object, name: str = "bins", *, adaptive_bins: bool = False) -> NDArray:
     """Return bin edges: ``linspace(0, 1, bins + 1)`` for an int, or validated edges.
 
     Equal-mass bins (``adaptive_bins``) take their edges from the data: only a number of
-    bins is accepted then.
+    bins is accepted then.  Called as ``check(value, name)``, it is also the checker of an
+    estimator's ``bins`` parameter (the messages name `bins`, the only such parameter).
     """
-    if adaptive_bins and (
-        isinstance(bins, (bool, np.bool_)) or not isinstance(bins, numbers.Integral)
-    ):
+    if adaptive_bins and not _is_integer(bins):
         raise TypeError(f"`bins` must be an integer >= 1 with adaptive_bins=True; got {bins!r}.")
     if isinstance(bins, (bool, np.bool_)):
         raise TypeError(f"`bins` must be an integer >= 1 or an array of edges; got {bins!r}.")
@@ -1070,7 +1069,7 @@ def check_norm(norm: object) -> float:
     names = {"l1": 1.0, "l2": 2.0, "inf": np.inf, "max": np.inf, "linf": np.inf}
     if isinstance(norm, str) and norm.lower() in names:
         return names[norm.lower()]
-    if isinstance(norm, numbers.Real) and not isinstance(norm, (bool, np.bool_)):
+    if _is_real_number(norm):
         if float(norm) in (1.0, 2.0, np.inf):
             return float(norm)
     raise ValueError(f"`norm` must be 1, 2 or 'inf' (also 'l1', 'l2', 'max'); got {norm!r}.")
@@ -1087,9 +1086,7 @@ def check_top_k(top_k_classes: object, n_classes: int) -> int | None:
         )
     if top_k_classes is None:
         return None
-    if isinstance(top_k_classes, numbers.Integral) and not isinstance(
-        top_k_classes, (bool, np.bool_)
-    ):
+    if _is_integer(top_k_classes):
         if 1 <= top_k_classes <= n_classes:
             return None if top_k_classes == n_classes else int(top_k_classes)
         raise ValueError(
@@ -1102,8 +1099,8 @@ def check_top_k(top_k_classes: object, n_classes: int) -> int | None:
     )
 
 
-def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
-    """Return ``value`` if it is one of the string ``choices``."""
+def _check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of the string ``choices`` (see :func:`choice`)."""
     expected = " or ".join(repr(choice) for choice in choices)
     if not isinstance(value, str):
         raise TypeError(f"`{name}` must be {expected}; got {_describe(value)}.")
@@ -1136,6 +1133,10 @@ def check_fraction(value: object, name: str) -> float:
 # the message names the parameter.
 def _is_real_number(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_integer(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
 def nonnegative_number(value: object, name: str) -> float:
@@ -1173,7 +1174,7 @@ def integer_at_least(smallest: int):
     """Checker of an integer ``>= smallest`` (NumPy integers included), returned as an int."""
 
     def check(value: object, name: str) -> int:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        if not _is_integer(value):
             raise TypeError(f"`{name}` must be an integer >= {smallest}; got {_describe(value)}.")
         if value < smallest:
             raise ValueError(f"`{name}` must be an integer >= {smallest}; got {value!r}.")
@@ -1200,17 +1201,12 @@ def optional_integer_at_least(smallest: int):
 
 
 def choice(*options: str):
-    """Checker of one of the strings ``options``."""
+    """Checker of one of the strings ``options``: ``choice("a", "b")(value, name)``."""
 
     def check(value: object, name: str) -> str:
-        return check_choice(value, name, options)
+        return _check_choice(value, name, options)
 
     return check
-
-
-def flag(value: object, name: str) -> bool:
-    """``True`` or ``False`` (NumPy's included), as a bool."""
-    return check_flag(value, name)
 
 
 def number_pair(requirement: str, holds):
@@ -1234,8 +1230,3 @@ def number_pair(requirement: str, holds):
         return float(low), float(high)
 
     return check
-
-
-def bin_edges(value: object, name: str) -> NDArray:
-    """Bin edges from a number of bins or increasing edges from 0 to 1 (:func:`check_bins`)."""
-    return check_bins(value)

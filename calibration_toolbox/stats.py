@@ -725,7 +725,7 @@ def bin_intervals(
     (array([[0.061, 0.208]]), array([[0.792, 0.939]]))
     """
     table = _check_table(table)
-    method = iv.check_choice(method, "method", ("wilson", "clopper-pearson"))
+    method = iv.choice("wilson", "clopper-pearson")(method, "method")
     alpha = 1 - _check_confidence(confidence_level, "confidence_level")
     low = np.full(table.counts.shape, np.nan)
     high = np.full(table.counts.shape, np.nan)

@@ -304,7 +304,7 @@ class CalibrationAccumulator:
         ``'predicted_class'`` the same with ``class_conditional=True`` and
         ``'class_wise'`` with ``class_conditional=True, top_k_classes='all'``.
         """
-        kind = iv.check_choice(kind, "kind", self.tables)
+        kind = iv.choice(*self.tables)(kind, "kind")
         sums = self._finished()
         return gce._table_of_sums(
             sums.tables[kind].sums, sums.options[kind], sums.n_classes, self.scores

@@ -47,7 +47,7 @@ def _checked_sets(
     prob, labels, *, variant, r, logits, sample_weight, renormalize
 ) -> tuple[iv.CheckedInput, NDArray | None, str, int]:
     """Validated predictions, weights, variant and r of a cumulative measure."""
-    variant = iv.check_choice(variant, "variant", _VARIANTS)
+    variant = iv.choice(*_VARIANTS)(variant, "variant")
     r = iv.integer_at_least(1)(r, "r")
     if variant == "class-wise" and r != 1:
         raise ValueError(
@@ -677,7 +677,7 @@ def ECESweep(
     adaptive_bins = iv.check_flag(adaptive_bins, "adaptive_bins")
     p = iv.check_norm(norm)
     max_bins = iv.optional_integer_at_least(1)(max_bins, "max_bins")
-    rule = iv.check_choice(rule, "rule", _SWEEP_RULES)
+    rule = iv.choice(*_SWEEP_RULES)(rule, "rule")
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=True
     )
