@@ -382,9 +382,10 @@ def _checked_handle(
     refused when the handle is made with ``top_label=True``).
     """
     if labels is not None and labels is not handle.labels:
+        given = "names with `classes`" if isinstance(labels, _NamedLabels) else "labels"
         raise ValueError(
             "`labels` must be None when `prob` is checked Predictions, which hold their "
-            f"labels; got {_describe(labels)}."
+            f"labels (pass `classes` when making them); got {given}."
         )
     for name, value in (("logits", logits), ("renormalize", renormalize)):
         if check_flag(value, name):

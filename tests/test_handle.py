@@ -114,7 +114,7 @@ def test_the_accumulator_adds_the_same_bits_from_the_handle(monkeypatch):
         (lambda h: ct.ECE(h, h.labels.copy()), ValueError, "`labels` must be None when `prob`"),
         (lambda h: ct.ECE(h, None, logits=True), ValueError, "`logits` must be False when"),
         (lambda h: ct.brier_score(h, None, renormalize=True), ValueError, "`renormalize` must"),
-        (lambda h: ct.SCE(h, None, classes=list("abcde")), ValueError, "`labels` must be None"),
+        (lambda h: ct.SCE(h, None, classes=list("abcde")), ValueError, "got names with `class"),
         (lambda h: ct.ECE(h, None, logits="yes"), TypeError, "`logits` must be True or False"),
     ],
 )
