@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "CSV_LABEL_COLUMNS",
     "LABEL_KEYS",
     "PREDICTED_LABEL_KEYS",
     "PREDICTION_KEYS",
@@ -67,6 +68,9 @@ PREDICTED_LABEL_KEYS = ("pred_label", "predicted_label", "pred_class", "predicte
 
 TRUE_LABEL_KEYS = ("true_label", *LABEL_KEYS)
 """Names of the true label beside a predicted one (the top-label layout)."""
+
+CSV_LABEL_COLUMNS = ("label", "labels", "y")
+"""Header names of the labels column of a ``.csv`` (without a header: the last column)."""
 
 
 @dataclass(frozen=True)

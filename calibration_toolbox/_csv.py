@@ -19,10 +19,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration_toolbox._columns import hits, select
-
-CSV_LABEL_COLUMNS = ("label", "labels", "y")
-"""Header names of the labels column of a ``.csv`` (without a header: the last column)."""
+from calibration_toolbox._columns import CSV_LABEL_COLUMNS, hits, select
 
 TRUE_WORDS = ("True", "TRUE", "true")
 FALSE_WORDS = ("False", "FALSE", "false")

@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _csv, _jsonl, _parquet
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._columns import (
+    CSV_LABEL_COLUMNS,
     LABEL_KEYS,
     PREDICTED_LABEL_KEYS,
     PREDICTION_KEYS,
@@ -36,7 +37,6 @@ from calibration_toolbox._columns import (
     hits,
     predicted_label,
 )
-from calibration_toolbox._csv import CSV_LABEL_COLUMNS
 
 __all__ = [
     "CSV_LABEL_COLUMNS",

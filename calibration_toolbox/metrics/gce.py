@@ -304,8 +304,8 @@ class CalibrationTable:
         """
         p = iv.check_norm(norm)
         debias = _check_debias(debias, p)
-        part = iv.check_choice(part, "part", ("both", "over", "under"))
-        average = iv.check_choice(average, "average", ("macro", "weighted"))
+        part = iv.choice("both", "over", "under")(part, "part")
+        average = iv.choice("macro", "weighted")(average, "average")
         if debias and part != "both":
             raise ValueError(f"`debias=True` is for the whole error (part='both'); got {part!r}.")
         return float(
@@ -609,7 +609,7 @@ class _GCEOptions:
         """Validate the arguments of a GCE call on ``n_classes`` classes."""
         class_conditional = iv.check_flag(class_conditional, "class_conditional")
         adaptive_bins = iv.check_flag(adaptive_bins, "adaptive_bins")
-        edges = iv.check_bins(bins, adaptive_bins)
+        edges = iv.check_bins(bins, adaptive_bins=adaptive_bins)
         norm = iv.check_norm(norm)
         return cls(
             edges=edges,

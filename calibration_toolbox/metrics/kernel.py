@@ -137,10 +137,7 @@ def _mmce_pairs(prob: PredictionsLike, labels: ArrayLike, logits: object, renorm
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=True
     )
-    if isinstance(checked, iv.Pairs):
-        return checked.scores, checked.targets
-    summary = checked.rows
-    return summary.confidence, summary.correct(checked.prob, checked.labels)
+    return checked.top_label()
 
 
 @iv.accepts_classes
@@ -488,7 +485,7 @@ def SKCE(
     >>> round(SKCE(prob, [0, 1, 1, 0], bandwidth=1.0, estimator="biased"), 6)
     0.041105
     """
-    estimator = iv.check_choice(estimator, "estimator", _ESTIMATORS)
+    estimator = iv.choice(*_ESTIMATORS)(estimator, "estimator")
     bandwidth = _check_bandwidth(bandwidth, allow_none=True)
     block_size = iv.integer_at_least(2)(block_size, "block_size")
     if estimator != "biased":

@@ -709,7 +709,7 @@ class PlattScaling(_OneVsRestLogistic):
 
     _parameters: ClassVar[dict[str, Checker]] = {
         "input": iv.choice("logits", "probabilities"),
-        "smoothed_targets": iv.flag,
+        "smoothed_targets": iv.check_flag,
     }
     _fitted_schema: ClassVar[dict[str, Field]] = {
         "coef_": array_field(("M", 1), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),

@@ -585,7 +585,10 @@ class HistogramBinning(Recalibrator):
     """
 
     _outputs_probabilities = True
-    _parameters: ClassVar[dict[str, Checker]] = {"bins": iv.bin_edges, "adaptive_bins": iv.flag}
+    _parameters: ClassVar[dict[str, Checker]] = {
+        "bins": iv.check_bins,
+        "adaptive_bins": iv.check_flag,
+    }
     _fitted_schema: ClassVar[dict[str, Field]] = {
         "bin_edges_": array_field(("G", "B+1"), low=0.0, high=1.0, rule=_histogram_edges),
         "bin_probabilities_": array_field(("G", "B"), low=0.0, high=1.0),
