@@ -46,7 +46,7 @@ def table(prob, labels, *, logits, sample_weight, renormalize, **options):
     from calibration_toolbox.metrics import gce
 
     n_classes = _n_classes(prob)
-    checked_options = gce._GCEOptions.checked(n_classes, **options)
+    checked_options = gce.GCEOptions.checked(n_classes, **options)
     if checked_options.adaptive_bins:
         raise ValueError(
             "adaptive_bins=True (ACE, TACE, TCE, CWCE) does not stream over Dask chunks: "

@@ -25,6 +25,7 @@ from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import canonical_rows
 from calibration_toolbox.binning import BlockTotals
 from calibration_toolbox.metrics import gce, scoring
+from calibration_toolbox.metrics._options import GCEOptions
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = ["CalibrationAccumulator"]
@@ -483,7 +484,7 @@ def _set_options(sums: _Sums, n_classes: int, accumulator: CalibrationAccumulato
         return
     sums.n_classes = n_classes
     sums.options = {
-        kind: gce._GCEOptions.checked(
+        kind: GCEOptions.checked(
             n_classes,
             bins=accumulator.edges,
             adaptive_bins=False,

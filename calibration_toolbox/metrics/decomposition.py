@@ -17,7 +17,8 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox.binning import assign_bins
-from calibration_toolbox.metrics.gce import CalibrationTable, _GCEOptions, _table
+from calibration_toolbox.metrics._options import GCEOptions
+from calibration_toolbox.metrics.gce import CalibrationTable, _table
 from calibration_toolbox.scores import PredictionsLike
 
 __all__ = ["BrierDecomposition", "brier_decomposition"]
@@ -160,7 +161,7 @@ def brier_decomposition(
     checked = iv.check_predictions(prob, labels, logits=logits, renormalize=renormalize)
     weights = iv.check_sample_weight(sample_weight, checked.n_samples)
     pairs = isinstance(checked, iv.Pairs)
-    options = _GCEOptions.checked(
+    options = GCEOptions.checked(
         checked.n_classes,
         bins=bins,
         class_conditional=not pairs,
@@ -207,7 +208,7 @@ def _within_bin_terms(
     checked: iv.Predictions | iv.Pairs,
     weights: NDArray | None,
     table: CalibrationTable,
-    options: _GCEOptions,
+    options: GCEOptions,
 ) -> tuple[float, float, float]:
     """Weighted sums of (p - o)^2, (p - f_b)^2 and (p - f_b)(o - o_b) over all entries."""
     mean_forecast, frequency = (means.reshape(-1) for means in _bin_means(table))

@@ -37,8 +37,14 @@ from calibration_toolbox.binning import (
     assign_bins,
     bin_sums,
     grouped_searchsorted,
-    is_uniform,
     sort_rows_with_flags,
+)
+from calibration_toolbox.metrics._options import (
+    DEFAULT_BINS,
+    DEFAULT_TACE_THRESHOLD,
+    GCEOptions,
+    check_debias,
+    one_spelling,
 )
 from calibration_toolbox.scores import PredictionsLike, Scores
 
@@ -303,7 +309,7 @@ class CalibrationTable:
             The calibration error.
         """
         p = iv.check_norm(norm)
-        debias = _check_debias(debias, p)
+        debias = check_debias(debias, p)
         part = iv.check_choice(part, "part", ("both", "over", "under"))
         average = iv.check_choice(average, "average", ("macro", "weighted"))
         if debias and part != "both":
@@ -449,18 +455,6 @@ def _class_average(
     return averaged
 
 
-def _check_debias(debias: object, norm: float) -> bool:
-    """Return ``debias`` as a bool; the debiased estimator exists for the L2 norm only."""
-    debias = iv.check_flag(debias, "debias")
-    if debias and norm != 2:
-        shown = "'inf'" if norm == np.inf else int(norm)
-        raise ValueError(
-            "`debias=True` needs norm=2 (the debiased estimator corrects the squared gaps); "
-            f"got norm={shown}."
-        )
-    return debias
-
-
 def _cut_for(value: float, dtype: np.dtype) -> np.generic:
     """The largest value of ``dtype`` not above ``value``: ``x > cut`` then means ``x > value``.
 
@@ -548,7 +542,7 @@ def calibration_table(
 
 def _tabulated(
     prob, labels, *, logits, sample_weight, renormalize, **options
-) -> tuple[CalibrationTable, _GCEOptions]:
+) -> tuple[CalibrationTable, GCEOptions]:
     """The table and checked options of a GCE call: where every binned metric is tabulated.
 
     The one place where a Dask array is told apart (by duck type, without importing dask):
@@ -574,73 +568,6 @@ def _tabulated(
     return _table(checked, weights, checked_options), checked_options
 
 
-@dataclass(frozen=True)
-class _GCEOptions:
-    """The validated options of one GCE call (see :func:`GCE`), built by :meth:`checked`."""
-
-    edges: NDArray
-    """Equal-width bin edges; with ``adaptive_bins`` only their number counts."""
-    uniform: bool
-    """Whether ``edges`` is ``linspace(0, 1, n_bins + 1)`` (bins found by one product)."""
-    class_conditional: bool
-    adaptive_bins: bool
-    top_k: int | None
-    """Entries kept per row, or ``None`` for all K of them."""
-    norm: float
-    """1.0, 2.0 or ``inf``."""
-    thresholding: float
-    """Entries ``p <= thresholding`` are dropped (0: none)."""
-    debias: bool = False
-    """The debiased L2 estimator (``norm`` is 2)."""
-
-    @classmethod
-    def checked(
-        cls,
-        n_classes: int,
-        *,
-        bins: object,
-        class_conditional: object,
-        adaptive_bins: object,
-        top_k_classes: object,
-        norm: object,
-        thresholding: object,
-        debias: object = False,
-    ) -> _GCEOptions:
-        """Validate the arguments of a GCE call on ``n_classes`` classes."""
-        class_conditional = iv.check_flag(class_conditional, "class_conditional")
-        adaptive_bins = iv.check_flag(adaptive_bins, "adaptive_bins")
-        edges = iv.check_bins(bins, adaptive_bins)
-        norm = iv.check_norm(norm)
-        return cls(
-            edges=edges,
-            uniform=is_uniform(edges),
-            class_conditional=class_conditional,
-            adaptive_bins=adaptive_bins,
-            top_k=iv.check_top_k(top_k_classes, n_classes),
-            norm=norm,
-            thresholding=iv.check_fraction(thresholding, "thresholding"),
-            debias=_check_debias(debias, norm),
-        )
-
-    @property
-    def n_bins(self) -> int:
-        """Number of bins per score set."""
-        return len(self.edges) - 1
-
-    def n_groups(self, n_classes: int) -> int:
-        """Number of score sets: one per class, or one pooled set."""
-        return n_classes if self.class_conditional else 1
-
-    @property
-    def bins_rows_as_checked(self) -> bool:
-        """Whether the table is summed row block by row block as the scan checks them.
-
-        Equal-width bins of the top label or of all entries: the bins of an entry do not
-        depend on the other entries, so memory need not grow with N.
-        """
-        return not self.adaptive_bins and self.top_k in (1, None)
-
-
 def _checked_call(
     prob: PredictionsLike,
     labels: ArrayLike,
@@ -649,7 +576,7 @@ def _checked_call(
     sample_weight: ArrayLike | None,
     renormalize: object,
     **options: object,
-) -> tuple[iv.Predictions, NDArray | None, _GCEOptions]:
+) -> tuple[iv.Predictions, NDArray | None, GCEOptions]:
     """The validated arrays, weights and options of a GCE call."""
     top_k_classes = options["top_k_classes"]
     top_label = isinstance(top_k_classes, numbers.Integral) and top_k_classes == 1
@@ -671,7 +598,7 @@ def _checked_call(
         checked,
         lambda: (
             iv.check_sample_weight(sample_weight, checked.n_samples),
-            _GCEOptions.checked(checked.n_classes, **options),
+            GCEOptions.checked(checked.n_classes, **options),
         ),
     )
     if isinstance(checked, iv.PendingPredictions) and not gce_options.bins_rows_as_checked:
@@ -680,7 +607,7 @@ def _checked_call(
 
 
 def _table(
-    checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: _GCEOptions
+    checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: GCEOptions
 ) -> CalibrationTable:
     """The per-(group, bin) sums, by the fastest path for the options."""
     n_bins = options.n_bins
@@ -700,7 +627,7 @@ def _table(
     return _table_of_sums(sums, options, checked.n_classes, isinstance(checked, iv.Pairs), edges)
 
 
-def _streamed_sums(checked, weights: NDArray | None, options: _GCEOptions, totals=None):
+def _streamed_sums(checked, weights: NDArray | None, options: GCEOptions, totals=None):
     """Flat sums of the equal-width top-label or all-entries table, per canonical block.
 
     Given ``totals`` (:class:`~calibration_toolbox.binning.BlockTotals` of the canonical
@@ -711,7 +638,7 @@ def _streamed_sums(checked, weights: NDArray | None, options: _GCEOptions, total
     return _top_label_equal_width(checked, weights, options, totals)
 
 
-def _table_of_sums(sums, options: _GCEOptions, n_classes: int, scores: bool, edges=None):
+def _table_of_sums(sums, options: GCEOptions, n_classes: int, scores: bool, edges=None):
     """The :class:`CalibrationTable` of flat sums (``edges``: the options' fixed edges)."""
     n_bins = options.n_bins
     counts, score_sums, target_sums = (np.reshape(part, (-1, n_bins)) for part in sums)
@@ -732,7 +659,7 @@ def _table_of_sums(sums, options: _GCEOptions, n_classes: int, scores: bool, edg
 
 
 def _score_set_sums(
-    checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: _GCEOptions
+    checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: GCEOptions
 ):
     """Edges and sums of the explicit score set (top-r entries, pairs, weighted equal-mass)."""
     n_groups, n_bins = options.n_groups(checked.n_classes), options.n_bins
@@ -745,7 +672,7 @@ def _score_set_sums(
     return (np.broadcast_to(options.edges, (n_groups, n_bins + 1)), *sums)
 
 
-def _cells(options: _GCEOptions, groups: NDArray | None, scores: NDArray) -> NDArray:
+def _cells(options: GCEOptions, groups: NDArray | None, scores: NDArray) -> NDArray:
     """Flat (group, bin) index of each entry (the bin alone when pooled)."""
     cells = assign_bins(scores, options.edges, options.uniform)
     if options.class_conditional:
@@ -766,7 +693,7 @@ def _kept_entries(threshold: float, groups, scores, targets, weights):
 def _top_label_equal_width(
     checked: iv.Predictions | iv.PendingPredictions | iv.Pairs,
     weights: NDArray | None,
-    options: _GCEOptions,
+    options: GCEOptions,
     totals: BlockTotals | None = None,
 ) -> list[NDArray]:
     """Equal-width sums of the top label (or of pairs): counts, score sums, target sums.
@@ -826,7 +753,7 @@ def _scan_blocks(
     checked.scan(each_block=each_block, canonical=True, **blocks)
 
 
-def _score_set(checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: _GCEOptions):
+def _score_set(checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: GCEOptions):
     """Flat arrays (group, score, target, weight) of the kept entries.
 
     (score, target) pairs are the score set as they are; the top label gives one entry
@@ -920,7 +847,7 @@ def _top_label_entries(checked: iv.Predictions, class_conditional: bool):
     return groups, summary.confidence, groups == labels
 
 
-def _picked_entries(checked: iv.Predictions, options: _GCEOptions):
+def _picked_entries(checked: iv.Predictions, options: GCEOptions):
     """Group, score, target and row of each row's top-r entries, or of all N x K entries."""
     prob, labels, _ = checked
     n_samples, n_classes = prob.shape
@@ -1062,7 +989,7 @@ def _run_sums(values: NDArray, starts: NDArray, last: bool, dtype) -> NDArray:
 def _all_entries_equal_width(
     checked: iv.Predictions | iv.PendingPredictions,
     weights: NDArray | None,
-    options: _GCEOptions,
+    options: GCEOptions,
     totals: BlockTotals | None = None,
 ) -> list[NDArray]:
     """Equal-width sums over all N x K entries: flat counts, score sums and target sums.
@@ -1100,7 +1027,7 @@ class _AllEntrySums:
     """
 
     def __init__(
-        self, checked, weights, options: _GCEOptions, cut, column_totals_too: bool, totals
+        self, checked, weights, options: GCEOptions, cut, column_totals_too: bool, totals
     ):
         self.prob, self.labels = checked.prob, checked.labels
         self.weights, self.options, self.cut = weights, options, cut
@@ -1204,7 +1131,7 @@ def _fill_first_bin(
     entries_above: NDArray,
     weights: NDArray | None,
     n_samples: int,
-    options: _GCEOptions,
+    options: GCEOptions,
 ) -> None:
     """Set the first bin of each group (in place) to the group's totals minus its other bins."""
     n_classes, n_bins = len(column_totals), options.n_bins
@@ -1231,39 +1158,12 @@ def _fill_first_bin(
     score_sums[:, 0] = np.where(occupied, group_totals - score_sums[:, 1:].sum(axis=1), 0.0)
 
 
-# The defaults of `GCE(bins=)` and `TACE(thresholding=)`, which have a synonym (`bin=`,
-# `threshold=`): instances of their own, equal to 15 and 0.01 and shown so in signatures,
-# so that an explicit `bins=15, bin=10` is an error rather than a comparison with 15.
-class _DefaultInt(int):
-    """A default that ``is`` tells apart from the same number passed explicitly."""
-
-
-class _DefaultFloat(float):
-    """A default that ``is`` tells apart from the same number passed explicitly."""
-
-
-_DEFAULT_BINS = _DefaultInt(15)
-_DEFAULT_TACE_THRESHOLD = _DefaultFloat(0.01)
-
-
-def _one_spelling(value, default, synonym, name: str, synonym_name: str):
-    """``value``, or ``synonym`` when only the synonym was given (``None``: not given).
-
-    Giving both is an error whatever the values, the default value of ``name`` included.
-    """
-    if synonym is None:
-        return value
-    if value is not default:
-        raise TypeError(f"pass `{name}` or its synonym `{synonym_name}`, not both.")
-    return synonym
-
-
 @iv.accepts_classes
 @_shared_docstring
 def GCE(
     prob: PredictionsLike,
     labels: ArrayLike,
-    bins: Union[int, ArrayLike] = _DEFAULT_BINS,
+    bins: Union[int, ArrayLike] = DEFAULT_BINS,
     class_conditional: bool = True,
     adaptive_bins: bool = False,
     top_k_classes: Union[int, str] = 1,
@@ -1363,7 +1263,7 @@ def GCE(
     >>> GCE(prob, labels, bins=2, class_conditional=True, top_k_classes="all")
     0.25
     """
-    bins = _one_spelling(bins, _DEFAULT_BINS, bin, "bins", "bin")
+    bins = one_spelling(bins, DEFAULT_BINS, bin, "bins", "bin")
     return _binned_error(
         prob,
         labels,
@@ -1771,7 +1671,7 @@ def TACE(
     labels: ArrayLike,
     bins: int = 15,
     *,
-    thresholding: float = _DEFAULT_TACE_THRESHOLD,
+    thresholding: float = DEFAULT_TACE_THRESHOLD,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
@@ -1818,8 +1718,8 @@ def TACE(
     >>> round(TACE(prob, [0, 1, 1, 0], bins=2, thresholding=0.15), 6)  # 0.1 is dropped
     0.408333
     """
-    thresholding = _one_spelling(
-        thresholding, _DEFAULT_TACE_THRESHOLD, threshold, "thresholding", "threshold"
+    thresholding = one_spelling(
+        thresholding, DEFAULT_TACE_THRESHOLD, threshold, "thresholding", "threshold"
     )
     return _named_metric(
         "TACE", prob, labels, bins, logits, sample_weight, renormalize, thresholding=thresholding
