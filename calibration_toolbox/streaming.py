@@ -26,6 +26,7 @@ from calibration_toolbox._rows import canonical_rows
 from calibration_toolbox.binning import BlockTotals
 from calibration_toolbox.metrics import gce, scoring
 from calibration_toolbox.metrics._options import GCEOptions
+from calibration_toolbox.metrics._table import CalibrationTable, check_same_options, table_of_sums
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = ["CalibrationAccumulator"]
@@ -320,7 +321,7 @@ class CalibrationAccumulator:
         result._sums = _merged(self, other)
         return result
 
-    def table(self, kind: str = "top_label") -> gce.CalibrationTable:
+    def table(self, kind: str = "top_label") -> CalibrationTable:
         """The :class:`~calibration_toolbox.CalibrationTable` ``kind`` of all the rows seen.
 
         ``'top_label'`` is ``calibration_table(prob, labels, bins, class_conditional=False)``,
@@ -329,7 +330,7 @@ class CalibrationAccumulator:
         """
         kind = iv.check_choice(kind, "kind", self.tables)
         sums = self._finished()
-        return gce._table_of_sums(
+        return table_of_sums(
             sums.tables[kind].sums, sums.options[kind], sums.n_classes, self.scores
         )
 
@@ -418,7 +419,7 @@ class CalibrationAccumulator:
 
     def _same_options(self, other: CalibrationAccumulator) -> None:
         options = ("logits", "renormalize", "scores", "tables", "eps")
-        gce._check_same_options(self, other, options, "accumulators merge")
+        check_same_options(self, other, options, "accumulators merge")
         if self.edges.shape != other.edges.shape or not np.array_equal(self.edges, other.edges):
             raise ValueError("accumulators merge only when built with the same bin edges.")
         if None not in (self.n_classes, other.n_classes) and self.n_classes != other.n_classes:

@@ -18,7 +18,8 @@ from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox.binning import assign_bins
 from calibration_toolbox.metrics._options import GCEOptions
-from calibration_toolbox.metrics.gce import CalibrationTable, _table
+from calibration_toolbox.metrics._table import CalibrationTable
+from calibration_toolbox.metrics.gce import _table
 from calibration_toolbox.scores import PredictionsLike
 
 __all__ = ["BrierDecomposition", "brier_decomposition"]
