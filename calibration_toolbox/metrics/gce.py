@@ -33,7 +33,6 @@ from calibration_toolbox.binning import (
     BlockTotals,
     adaptive_edges,
     add_counts,
-    assign_bins,
     bin_sums,
     grouped_searchsorted,
     sort_rows_with_flags,
@@ -43,6 +42,13 @@ from calibration_toolbox.metrics._options import (
     DEFAULT_TACE_THRESHOLD,
     GCEOptions,
     one_spelling,
+)
+from calibration_toolbox.metrics._scoresets import (
+    cut_for,
+    flat_cells,
+    kept_entries,
+    score_set,
+    top_label_entries,
 )
 from calibration_toolbox.metrics._table import CalibrationTable, Norm, table_of_sums
 from calibration_toolbox.scores import PredictionsLike, Scores
@@ -143,18 +149,6 @@ _DOC_FRAGMENTS = {
 
 
 _shared_docstring = with_fragments(_DOC_FRAGMENTS)
-
-
-def _cut_for(value: float, dtype: np.dtype) -> np.generic:
-    """The largest value of ``dtype`` not above ``value``: ``x > cut`` then means ``x > value``.
-
-    Comparing a float32 array with a float64 scalar is done in float32 by older NumPy
-    (value-based casting), which would move the threshold; this keeps it exact everywhere.
-    """
-    cut = dtype.type(value)
-    if float(cut) > value:
-        cut = np.nextafter(cut, dtype.type(-np.inf))
-    return cut
 
 
 @iv.accepts_classes
@@ -333,31 +327,13 @@ def _score_set_sums(
 ):
     """Edges and sums of the explicit score set (top-r entries, pairs, weighted equal-mass)."""
     n_groups, n_bins = options.n_groups(checked.n_classes), options.n_bins
-    groups, scores, targets, entry_weights = _score_set(checked, weights, options)
+    groups, scores, targets, entry_weights = score_set(checked, weights, options)
     if options.adaptive_bins:
         return _equal_mass_sums(groups, scores, targets, entry_weights, n_groups, n_bins)
     sums = bin_sums(
-        _cells(options, groups, scores), n_groups * n_bins, scores, targets, entry_weights
+        flat_cells(options, groups, scores), n_groups * n_bins, scores, targets, entry_weights
     )
     return (np.broadcast_to(options.edges, (n_groups, n_bins + 1)), *sums)
-
-
-def _cells(options: GCEOptions, groups: NDArray | None, scores: NDArray) -> NDArray:
-    """Flat (group, bin) index of each entry (the bin alone when pooled)."""
-    cells = assign_bins(scores, options.edges, options.uniform)
-    if options.class_conditional:
-        cells += groups * options.n_bins
-    return cells
-
-
-def _kept_entries(threshold: float, groups, scores, targets, weights):
-    """The entries whose score is above ``threshold`` (all of them for 0)."""
-    if threshold > 0:
-        keep = scores > _cut_for(threshold, scores.dtype)
-        scores, targets = scores[keep], targets[keep]
-        groups = None if groups is None else groups[keep]
-        weights = None if weights is None else weights[keep]
-    return groups, scores, targets, weights
 
 
 def _top_label_equal_width(
@@ -382,10 +358,10 @@ def _top_label_equal_width(
 
     def add(rows: slice, last: bool, groups, scores, targets) -> None:
         row_weights = None if weights is None else weights[rows]
-        groups, scores, targets, row_weights = _kept_entries(
+        groups, scores, targets, row_weights = kept_entries(
             options.thresholding, groups, scores, targets, row_weights
         )
-        block[0].add(_cells(options, groups, scores), scores, targets, row_weights)
+        block[0].add(flat_cells(options, groups, scores), scores, targets, row_weights)
         if last:
             totals.add(*block[0].totals())
             block[0] = BinSums(n_cells, weights is not None)
@@ -399,7 +375,7 @@ def _top_label_equal_width(
 
         def add_block(rows: slice, summary: RowSummary) -> None:
             block = iv.Predictions(prob[rows], labels[rows], summary)
-            add(rows, ends(rows), *_top_label_entries(block, options.class_conditional))
+            add(rows, ends(rows), *top_label_entries(block, options.class_conditional))
 
         _scan_blocks(checked, add_block, top_label=True, chunk_rows=HAND_OVER_ROWS)
     return totals.sums
@@ -421,28 +397,6 @@ def _scan_blocks(
     if isinstance(checked, iv.Predictions):  # checked already: the scan gathers, not checks
         checked = iv.PendingPredictions(checked.prob, checked.labels, np.inf)
     checked.scan(each_block=each_block, canonical=True, **blocks)
-
-
-def _score_set(checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: GCEOptions):
-    """Flat arrays (group, score, target, weight) of the kept entries.
-
-    (score, target) pairs are the score set as they are; the top label gives one entry
-    per row (confidence, correctness); otherwise the entries are picked by row and column.
-    """
-    if isinstance(checked, iv.Pairs):
-        groups, scores, targets, rows = None, checked.scores, checked.targets, None
-    elif options.top_k == 1:
-        groups, scores, targets = _top_label_entries(checked, options.class_conditional)
-        rows = None
-    else:
-        groups, scores, targets, rows = _picked_entries(checked, options)
-    entry_weights = None if weights is None else (weights if rows is None else weights[rows])
-    groups, scores, targets, entry_weights = _kept_entries(
-        options.thresholding, groups, scores, targets, entry_weights
-    )
-    if groups is None:
-        groups = np.zeros(len(scores), dtype=np.intp)
-    return groups, scores, targets, entry_weights
 
 
 @dataclass(frozen=True)
@@ -486,11 +440,11 @@ def _entry_cells(prob: ArrayLike, labels: ArrayLike, **options: object) -> _Entr
         return None
     if isinstance(checked, iv.PendingPredictions):
         checked = checked.checked(top_label=gce_options.top_k == 1)
-    # The row index rides through `_score_set` as the entries' "weights", so each entry's
+    # The row index rides through `score_set` as the entries' "weights", so each entry's
     # row is picked exactly as a weight would be.
-    groups, scores, targets, rows = _score_set(checked, np.arange(checked.n_samples), gce_options)
+    groups, scores, targets, rows = score_set(checked, np.arange(checked.n_samples), gce_options)
     n_bins = gce_options.n_bins
-    cells = _cells(gce_options, groups, scores)
+    cells = flat_cells(gce_options, groups, scores)
     cells *= 2
     cells += targets
     return _EntryCells(
@@ -504,33 +458,6 @@ def _entry_cells(prob: ArrayLike, labels: ArrayLike, **options: object) -> _Entr
         norm=gce_options.norm,
         debias=gce_options.debias,
     )
-
-
-def _top_label_entries(checked: iv.Predictions, class_conditional: bool):
-    """Group (predicted class, or None when pooled), confidence and correctness per row."""
-    prob, labels, summary = checked
-    if not class_conditional:
-        return None, summary.confidence, summary.correct(prob, labels)
-    groups = summary.prediction
-    if groups is None:
-        groups = np.argmax(prob, axis=1)
-    return groups, summary.confidence, groups == labels
-
-
-def _picked_entries(checked: iv.Predictions, options: GCEOptions):
-    """Group, score, target and row of each row's top-r entries, or of all N x K entries."""
-    prob, labels, _ = checked
-    n_samples, n_classes = prob.shape
-    top_k = options.top_k
-    if top_k is None:
-        rows, columns = np.divmod(np.arange(n_samples * n_classes), n_classes)
-    else:
-        # Stable sort of -p: the r largest entries, ties resolved by the lower class index.
-        order = np.argsort(-prob, axis=1, kind="stable")[:, :top_k]
-        rows = np.repeat(np.arange(n_samples), top_k)
-        columns = order.reshape(-1)
-    groups = columns if options.class_conditional else None
-    return groups, prob[rows, columns], labels[rows] == columns, rows
 
 
 def _equal_mass_sums(groups, scores, targets, weights, n_groups, n_bins):
@@ -566,7 +493,7 @@ def _all_entries_equal_mass(prob, labels, n_bins, threshold):
     19 MiB (0.5x) a column at a time, for the same time.
     """
     n_samples, n_classes = prob.shape
-    cut = _cut_for(threshold, prob.dtype) if threshold > 0 else None
+    cut = cut_for(threshold, prob.dtype) if threshold > 0 else None
     # One spare slot after the columns keeps every run start a valid reduceat index.
     buffer = np.zeros(min(block_rows(n_samples), n_classes) * n_samples + 1, dtype=prob.dtype)
     chunks = [
@@ -674,7 +601,7 @@ def _all_entries_equal_width(
     """
     prob = checked.prob
     subtract_first_bin = options.thresholding == 0
-    cut = _cut_for(options.edges[1] if subtract_first_bin else options.thresholding, prob.dtype)
+    cut = cut_for(options.edges[1] if subtract_first_bin else options.thresholding, prob.dtype)
     totals = BlockTotals() if totals is None else totals
     sums = _AllEntrySums(checked, weights, options, cut, subtract_first_bin, totals)
     _scan_blocks(checked, sums.add_block, block_elements=ALL_ENTRIES_BLOCK_ELEMENTS)
@@ -778,15 +705,15 @@ class _AllEntrySums:
         entry_rows = above // n_classes  # several times faster than np.divmod here
         columns = above - entry_rows * n_classes
         weights = None if self.weights is None else self.weights[entry_rows]
-        self.above.add(_cells(options, columns, scores), scores, None, weights)
+        self.above.add(flat_cells(options, columns, scores), scores, None, weights)
         if weights is not None and self.column_totals_too:
             self.entries_above += np.bincount(columns, weights=weights > 0, minlength=n_classes)
         row_weights = None if self.weights is None else self.weights[rows]
         # The label entries' classes are their groups; their targets are all 1 (not needed).
-        labels, label_scores, _, label_weights = _kept_entries(
+        labels, label_scores, _, label_weights = kept_entries(
             options.thresholding, self.labels[rows], label_scores, label_scores, row_weights
         )
-        add_counts(self.label_counts, _cells(options, labels, label_scores), label_weights)
+        add_counts(self.label_counts, flat_cells(options, labels, label_scores), label_weights)
 
 
 def _joined(parts: list[NDArray] | tuple[NDArray, ...]) -> NDArray:

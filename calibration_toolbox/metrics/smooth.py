@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import fft, optimize
 
 from calibration_toolbox import _validation as iv
-from calibration_toolbox.metrics.gce import _top_label_entries
+from calibration_toolbox.metrics._scoresets import top_label_entries
 from calibration_toolbox.scores import PredictionsLike
 
 __all__ = ["SmoothECE"]
@@ -221,7 +221,7 @@ def SmoothECE(
     if isinstance(checked, iv.Pairs):
         scores, targets = checked.scores, checked.targets
     else:
-        _, scores, targets = _top_label_entries(checked, class_conditional=False)
+        _, scores, targets = top_label_entries(checked, class_conditional=False)
     if weights is not None:
         positive = weights > 0  # rows of weight 0 are absent
         scores, targets, weights = scores[positive], targets[positive], weights[positive]
