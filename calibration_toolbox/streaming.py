@@ -25,6 +25,7 @@ from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import canonical_rows
 from calibration_toolbox.binning import BlockTotals
 from calibration_toolbox.metrics import gce, scoring
+from calibration_toolbox.metrics._kernels import tabulate
 from calibration_toolbox.metrics._options import GCEOptions
 from calibration_toolbox.metrics._table import CalibrationTable, check_same_options, table_of_sums
 from calibration_toolbox.scores import PredictionsLike, Scores
@@ -473,7 +474,7 @@ def _add_blocks(sums: _Sums, rows: _Rows, accumulator: CalibrationAccumulator) -
     checked, weights = rows.checked, rows.weights
     for kind in accumulator.tables:
         totals = sums.tables.setdefault(kind, BlockTotals())
-        gce._streamed_sums(checked, weights, sums.options[kind], totals)
+        tabulate(checked, weights, sums.options[kind], totals)
     sums.brier = scoring._brier_total(checked, weights, total=sums.brier)
     sums.nll = scoring._nll_total(checked, weights, accumulator.eps, rows.logit_rows, sums.nll)
     sums.total_weight = scoring._total_weight(checked, weights, sums.total_weight)
