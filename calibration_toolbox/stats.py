@@ -22,6 +22,7 @@ from scipy.special import ndtr, ndtri
 
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._warnings import warn
+from calibration_toolbox.metrics._engine import EntryCells, entry_cells
 from calibration_toolbox.metrics._intervals import ConfidenceInterval, check_confidence
 from calibration_toolbox.metrics._table import bin_intervals, consistency_bands, reduce_tables
 from calibration_toolbox.metrics.gce import (
@@ -32,8 +33,6 @@ from calibration_toolbox.metrics.gce import (
     RMSCE,
     SCE,
     ToprCE,
-    _entry_cells,
-    _EntryCells,
     expected_calibration_error,
 )
 from calibration_toolbox.scores import PredictionsLike, Scores
@@ -193,7 +192,7 @@ class _TableSums:
     a weighted ECE call and 7.8 ms for an ECE call on a resampled copy.
     """
 
-    def __init__(self, cells: _EntryCells, n_rows: int, weights: NDArray | None):
+    def __init__(self, cells: EntryCells, n_rows: int, weights: NDArray | None):
         self.cells, self.n_rows, self.weights = cells, n_rows, weights
         self.n_joint = 2 * cells.n_groups * cells.n_bins
         # One entry per row, in row order (top label, Scores): a resample's sums come from
@@ -310,7 +309,7 @@ def _evaluator(metric, prob, labels, weights, metric_options):
     """
     settings = _gce_settings(metric, metric_options)
     if settings is not None:
-        cells = _entry_cells(prob, labels, **settings)
+        cells = entry_cells(prob, labels, **settings)
         if cells is not None:
             return _TableSums(cells, _n_rows(prob), weights)
     return _MetricCalls(metric, prob, labels, weights, metric_options)

@@ -24,7 +24,8 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import canonical_rows
 from calibration_toolbox.binning import BlockTotals
-from calibration_toolbox.metrics import gce, scoring
+from calibration_toolbox.metrics import scoring
+from calibration_toolbox.metrics._engine import checked_call
 from calibration_toolbox.metrics._kernels import tabulate
 from calibration_toolbox.metrics._options import GCEOptions
 from calibration_toolbox.metrics._table import CalibrationTable, check_same_options, table_of_sums
@@ -285,7 +286,7 @@ class CalibrationAccumulator:
             ``self``.  On an error nothing of the batch is added.
         """
         prob = self._reading(prob)
-        checked, weights, _ = gce._checked_call(
+        checked, weights, _ = checked_call(
             prob,
             labels,
             logits=self.logits,

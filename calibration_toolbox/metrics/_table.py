@@ -40,6 +40,7 @@ __all__ = [
     "consistency_bands",
     "reduce_tables",
     "table_of_sums",
+    "zeroed",
 ]
 
 Norm = Union[int, float, str]
@@ -366,6 +367,15 @@ def table_of_sums(sums, options: GCEOptions, n_classes: int, scores: bool, edges
         thresholding=options.thresholding,
         scores=scores,
     )
+
+
+def zeroed(table: CalibrationTable) -> CalibrationTable:
+    """The same table with every sum 0 (what a Dask chunk whose weights are all 0 adds)."""
+    zeros = {name: np.zeros_like(getattr(table, name)) for name in _SUMS}
+    return dataclasses.replace(table, **zeros)
+
+
+_SUMS = ("counts", "score_sums", "target_sums")
 
 
 # -- per-bin intervals ----------------------------------------------------------------------

@@ -17,9 +17,9 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox.binning import assign_bins
+from calibration_toolbox.metrics._engine import checked_table
 from calibration_toolbox.metrics._options import GCEOptions
 from calibration_toolbox.metrics._table import CalibrationTable
-from calibration_toolbox.metrics.gce import _table
 from calibration_toolbox.scores import PredictionsLike
 
 __all__ = ["BrierDecomposition", "brier_decomposition"]
@@ -171,7 +171,7 @@ def brier_decomposition(
         norm=1,
         thresholding=0.0,
     )
-    table = _table(checked, weights, options)
+    table = checked_table(checked, weights, options)
     total = float(checked.n_samples if weights is None else weights.sum())
     reliability, resolution, uncertainty = _murphy_terms(table, total)
     brier, variance, covariance = _within_bin_terms(checked, weights, table, options)

@@ -7,26 +7,20 @@ the norm.  The conventions are those of the README's *Conventions* section.
 
 from __future__ import annotations
 
-import numbers
-from dataclasses import dataclass
 from typing import Union
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
-from calibration_toolbox import _arrays, _dask
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
-from calibration_toolbox.metrics._kernels import tabulate
+from calibration_toolbox.metrics._engine import tabulated
 from calibration_toolbox.metrics._options import (
     DEFAULT_BINS,
     DEFAULT_TACE_THRESHOLD,
-    GCEOptions,
     one_spelling,
 )
-from calibration_toolbox.metrics._scoresets import flat_cells, score_set
-from calibration_toolbox.metrics._table import CalibrationTable, Norm, table_of_sums
-from calibration_toolbox.scores import PredictionsLike, Scores
+from calibration_toolbox.metrics._table import CalibrationTable, Norm
+from calibration_toolbox.scores import PredictionsLike
 
 __all__ = [
     "ACE",
@@ -183,7 +177,7 @@ def calibration_table(
     >>> table.mean_score, table.mean_target
     (array([[0.15, 0.8 ]]), array([[0.5, 1. ]]))
     """
-    table, _ = _tabulated(
+    table, _ = tabulated(
         prob,
         labels,
         logits=logits,
@@ -197,141 +191,6 @@ def calibration_table(
         thresholding=thresholding,
     )
     return table
-
-
-def _tabulated(
-    prob, labels, *, logits, sample_weight, renormalize, **options
-) -> tuple[CalibrationTable, GCEOptions]:
-    """The table and checked options of a GCE call: where every binned metric is tabulated.
-
-    The one place where a Dask array is told apart (by duck type, without importing dask):
-    its chunks are tabulated in the workers and the tables added (``_dask.table``).
-    """
-    if _arrays.is_dask_input(prob):
-        return _dask.table(
-            prob,
-            labels,
-            logits=logits,
-            sample_weight=sample_weight,
-            renormalize=renormalize,
-            **options,
-        )
-    checked, weights, checked_options = _checked_call(
-        prob,
-        labels,
-        logits=logits,
-        sample_weight=sample_weight,
-        renormalize=renormalize,
-        **options,
-    )
-    return _table(checked, weights, checked_options), checked_options
-
-
-def _checked_call(
-    prob: PredictionsLike,
-    labels: ArrayLike,
-    *,
-    logits: object,
-    sample_weight: ArrayLike | None,
-    renormalize: object,
-    **options: object,
-) -> tuple[iv.Predictions, NDArray | None, GCEOptions]:
-    """The validated arrays, weights and options of a GCE call."""
-    top_k_classes = options["top_k_classes"]
-    top_label = isinstance(top_k_classes, numbers.Integral) and top_k_classes == 1
-    if isinstance(prob, Scores) and not (
-        top_label and not iv.check_flag(options["class_conditional"], "class_conditional")
-    ):
-        raise ValueError(
-            "class-wise measures (class_conditional=True, or top_k_classes other than 1: "
-            "SCE, ACE, TACE, ToprCE, CWCE, TopLabelECE) need a (N, K) probability matrix; "
-            "Scores holds one score per row. Bin Scores with ECE, RMSCE, MCE, OCE, UCE, TCE, "
-            "or GCE/calibration_table with class_conditional=False and top_k_classes=1; "
-            "pass a binary classifier's "
-            "P(y = 1) here as np.column_stack([1 - p, p])."
-        )
-    checked = iv.check_predictions(
-        prob, labels, logits=logits, renormalize=renormalize, top_label=top_label, defer_scan=True
-    )
-    weights, gce_options = iv.checks_after_values(
-        checked,
-        lambda: (
-            iv.check_sample_weight(sample_weight, checked.n_samples),
-            GCEOptions.checked(checked.n_classes, **options),
-        ),
-    )
-    if isinstance(checked, iv.PendingPredictions) and not gce_options.bins_rows_as_checked:
-        checked = checked.checked(top_label)
-    return checked, weights, gce_options
-
-
-def _table(
-    checked: iv.Predictions | iv.Pairs, weights: NDArray | None, options: GCEOptions
-) -> CalibrationTable:
-    """The per-(group, bin) sums, by the fastest path for the options."""
-    edges, *sums = tabulate(checked, weights, options)
-    return table_of_sums(sums, options, checked.n_classes, isinstance(checked, iv.Pairs), edges)
-
-
-@dataclass(frozen=True)
-class _EntryCells:
-    """Where each entry of a binned metric's score set falls, for reweighting the rows.
-
-    Built once by :func:`_entry_cells`, so that ``calibration_toolbox.stats`` can recompute
-    the table (and the metric) for many row weights by ``bincount`` alone, with no new
-    validation, score-set extraction or binning.
-    """
-
-    rows: NDArray
-    """Row of each entry (``intp``)."""
-    joint_cells: NDArray
-    """``2 * cell + target`` of each entry, ``cell`` its flat (group, bin) index."""
-    scores: NDArray
-    """float64 score of each entry."""
-    n_groups: int
-    n_bins: int
-    n_classes: int
-    class_conditional: bool
-    norm: float
-    debias: bool
-
-
-def _entry_cells(prob: ArrayLike, labels: ArrayLike, **options: object) -> _EntryCells | None:
-    """The score set of ``GCE(prob, labels, **options)`` with its cells; ``None`` for equal mass.
-
-    ``options`` are GCE's (``bins``, ..., ``logits``, ``renormalize``; no weights).
-    Equal-mass edges depend on the weights, so those bins are not fixed per entry.
-    """
-    engine_keys = ("logits", "renormalize")
-    checked, _, gce_options = _checked_call(
-        prob,
-        labels,
-        sample_weight=None,
-        **{key: options.pop(key, False) for key in engine_keys},
-        **options,
-    )
-    if gce_options.adaptive_bins:
-        return None
-    if isinstance(checked, iv.PendingPredictions):
-        checked = checked.checked(top_label=gce_options.top_k == 1)
-    # The row index rides through `score_set` as the entries' "weights", so each entry's
-    # row is picked exactly as a weight would be.
-    groups, scores, targets, rows = score_set(checked, np.arange(checked.n_samples), gce_options)
-    n_bins = gce_options.n_bins
-    cells = flat_cells(gce_options, groups, scores)
-    cells *= 2
-    cells += targets
-    return _EntryCells(
-        rows=rows,
-        joint_cells=cells,
-        scores=scores.astype(np.float64),
-        n_groups=gce_options.n_groups(checked.n_classes),
-        n_bins=n_bins,
-        n_classes=checked.n_classes,
-        class_conditional=gce_options.class_conditional,
-        norm=gce_options.norm,
-        debias=gce_options.debias,
-    )
 
 
 @iv.accepts_classes
@@ -460,7 +319,7 @@ def _binned_error(
     prob, labels, *, logits, sample_weight, renormalize, part="both", average="macro", **options
 ) -> float:
     """Validate, tabulate and reduce: GCE, and the named metrics with their table reduction."""
-    table, checked_options = _tabulated(
+    table, checked_options = tabulated(
         prob,
         labels,
         logits=logits,
