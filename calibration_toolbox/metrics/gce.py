@@ -1,8 +1,16 @@
-"""General Calibration Error: one engine, named metrics as one-line calls.
+"""General Calibration Error: the binned engine's public face, the named metrics as one-line calls.
 
 Data flow: validate -> extract the score set (top-r or all entries, thresholding) ->
 assign bins -> weighted per-(group, bin) sums (:class:`CalibrationTable`) -> reduce with
 the norm.  The conventions are those of the README's *Conventions* section.
+
+This module holds what a user calls: :func:`GCE`, :func:`calibration_table`, the named
+metrics and their shared docstring text.  The engine behind them is in layers, each
+importing only the ones before it: ``_options`` (the options, checked once), ``_table``
+(:class:`CalibrationTable`, its reductions, per-bin intervals and bands), ``_scoresets``
+(which entries are binned), ``_kernels`` (the tabulation kernels behind ``tabulate``) and
+``_engine`` (validate once, tabulate in memory or over Dask chunks), whose ``tabulated``
+every function here calls.
 """
 
 from __future__ import annotations
