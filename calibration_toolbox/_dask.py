@@ -1,20 +1,20 @@
-"""Metrics on Dask arrays: each row chunk reduced in the workers, the results added in a tree.
+"""A generic executor over the row chunks of Dask arrays: the per-chunk function is passed in.
 
 Dask is an optional extra (``pip install calibration-toolbox[dask]``): it is imported
 only when a Dask array is passed.  A Dask array is told apart by duck type
 (:func:`calibration_toolbox._arrays.is_dask_input`), so this module is imported by the
-metrics without importing dask.
+metrics without importing dask, and it imports no metric: each caller passes the function
+that reduces one chunk.
 
-The metrics that stream (the equal-width binned measures through
-:func:`calibration_toolbox.metrics.gce._tabulated`, the Brier score and the
-log-likelihood) call the in-memory function of each row chunk in the workers, where its
-checks and errors are those of the in-memory call, on each canonical row block
-(:func:`calibration_toolbox._rows.canonical_rows`) that a chunk holds whole; the rows
-of the blocks that chunk edges cut are joined in a task of their own.  Only the
-per-(group, bin) sums (:class:`~calibration_toolbox.CalibrationTable`) or two numbers
-per block, and the rows of cut blocks, travel; the blocks' sums are added in block
-order, as one in-memory call adds them, so the result is that call's to the last bit
-(:func:`_block_sum`); see the README's *Streaming and Dask*.  The fits' passes
+:func:`block_sums` runs a metric's in-memory per-chunk function (the binned engine's
+table of a chunk, ``metrics._engine``; the Brier score's or the log-likelihood's two sums,
+``metrics.scoring``) in the workers, where its checks and errors are those of the
+in-memory call, on each canonical row block (:func:`calibration_toolbox._rows.canonical_rows`)
+that a chunk holds whole; the rows of the blocks that chunk edges cut are joined in a task
+of their own.  Only the per-chunk results (a :class:`~calibration_toolbox.CalibrationTable`
+or two numbers per block), and the rows of cut blocks, travel; the blocks' results are
+added in block order, as one in-memory call adds them, so the result is that call's to the
+last bit (:func:`_block_sum`); see the README's *Streaming and Dask*.  The fits' passes
 (:func:`fit_sums`) add their chunks' sums pairwise in a tree.  Every other function
 refuses a Dask array (:func:`calibration_toolbox._arrays.dask_refusal`).
 """
@@ -22,58 +22,43 @@ refuses a Dask array (:func:`calibration_toolbox._arrays.dask_refusal`).
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox._arrays import as_real_array, is_dask_array
+from calibration_toolbox._rows import canonical_rows
 from calibration_toolbox.scores import Scores
 
 __all__ = [
     "LazyPredictions",
+    "block_sums",
     "fit_sums",
+    "n_classes",
     "on_first_chunk",
     "row_chunked",
-    "score_sums",
-    "table",
 ]
 
 
-def table(prob, labels, *, logits, sample_weight, renormalize, **options):
-    """The :class:`CalibrationTable` and checked options of a GCE call on Dask arrays."""
-    from calibration_toolbox.metrics import gce
+def block_sums(prob, labels, sample_weight, chunk, n_classes: int, *, zero=None):
+    """``(result, total weight)`` of a metric over Dask arrays chunked along rows.
 
-    n_classes = _n_classes(prob)
-    checked_options = gce._GCEOptions.checked(n_classes, **options)
-    if checked_options.adaptive_bins:
-        raise ValueError(
-            "adaptive_bins=True (ACE, TACE, TCE, CWCE) does not stream over Dask chunks: "
-            "equal-mass edges depend on all the rows. Call .compute() first, or use fixed "
-            "edges (adaptive_bins=False; bins an integer or an array of edges)."
-        )
-    chunk = functools.partial(
-        _chunk_table, logits=logits, renormalize=renormalize, options=options
-    )
-    total, weight = _block_sum(prob, labels, sample_weight, chunk, n_classes)
-    _check_total_weight(weight)
-    return total, checked_options
-
-
-def score_sums(prob, labels, *, logits, sample_weight, renormalize, **options):
-    """``(weighted sum, total weight)`` of the Brier score (no ``eps``) or the NLL (``eps``)."""
-    from calibration_toolbox.metrics import scoring
-
-    sums = scoring._nll_sums if "eps" in options else scoring._brier_sums
-    n_classes = _n_classes(prob)
-    chunk = functools.partial(_chunk_call, sums, logits=logits, renormalize=renormalize, **options)
+    ``chunk(prob, labels, weights)`` is the metric's in-memory function of some rows,
+    returning ``(result, weight)`` (results add with ``+``); it runs in the workers on
+    each canonical row block of ``R = canonical_rows(n_classes)`` rows, and the blocks'
+    results are added in block order (:func:`_block_sum`): bit for bit those of one
+    in-memory call.  A block whose weights are all 0 adds ``zero(result)`` (``0.0`` by
+    default) of its unweighted result; an error names the rows it comes from; a total
+    weight that is not positive is refused, as in memory.
+    """
+    chunk = functools.partial(_weighted, chunk, _no_sums if zero is None else zero)
     total, weight = _block_sum(prob, labels, sample_weight, chunk, n_classes)
     _check_total_weight(weight)
     return total, weight
 
 
-def _n_classes(prob) -> int:
+def n_classes(prob) -> int:
     """K of a Dask ``prob`` chunked along rows only (2 for a 1-D array or ``Scores``)."""
     if isinstance(prob, Scores):
         row_chunked(prob.values, "prob")
@@ -104,6 +89,7 @@ def fit_sums(X, y, sample_weight, chunk):
     does) runs in the workers and returns ``(sums, weight)``; only those travel, added in
     a tree.  An error names the chunk's rows; a chunk whose weights are all 0 adds nothing.
     """
+    chunk = functools.partial(_weighted, chunk, _no_sums)
     total, weight = _tree_sum(X, y, sample_weight, chunk, names=("y", "sample_weight"))
     _check_total_weight(weight)
     return total, weight
@@ -135,36 +121,31 @@ def _check_total_weight(weight: float) -> None:
         raise ValueError("`sample_weight` must have a positive sum; got all zeros.")
 
 
-def _chunk_table(prob, labels, weights, *, logits, renormalize, options):
-    """The table of one chunk (the in-memory engine, checks included) and its total weight."""
-    from calibration_toolbox.metrics import gce
+def _weighted(chunk, zero, prob, labels, weights):
+    """``chunk(prob, labels, weights)``, but a chunk whose weights are all 0 adds nothing.
 
-    table, _ = gce._tabulated(
-        prob,
-        labels,
-        logits=logits,
-        sample_weight=weights,
-        renormalize=renormalize,
-        **options,
-    )
-    return table, len(labels) if weights is None else weights.sum()
+    In memory all-zero weights are an error only when every weight is 0, which is checked
+    on the total; such a chunk is still computed unweighted, for its checks and the kind
+    of its result, of which ``zero`` makes the sum that adds nothing.
+    """
+    if weights is not None and len(weights) and not np.any(weights):
+        result, _ = chunk(prob, labels, None)
+        return zero(result), 0.0
+    return chunk(prob, labels, weights)
 
 
-def _chunk_call(sums, prob, labels, weights, **options):
-    return sums(prob, labels, sample_weight=weights, **options)
+def _no_sums(result) -> float:
+    """The number that adds nothing, for a result that is a number (or numbers)."""
+    return 0.0
 
 
 def _in_chunk(function, start: int, scores: bool, prob, labels, weights, where="one chunk"):
     """``function(prob, labels, weights)`` on one row chunk, its errors placed in the rows.
 
-    A chunk whose weights are all 0 adds nothing (in memory that is an error only when
-    every weight is 0, which is checked on the total).  ``where`` names the rows in an
-    error: ``'one chunk'`` or ``'part of a chunk'`` (cut at a canonical block's edge).
+    ``where`` names the rows in an error: ``'one chunk'`` or ``'part of a chunk'`` (cut at
+    a canonical block's edge).
     """
     prob = Scores(prob) if scores else prob
-    if weights is not None and len(weights) and not np.any(weights):
-        result, _ = _located(function, start, len(labels), prob, labels, None, where=where)
-        return _zero(result), 0.0
     return _located(function, start, len(labels), prob, labels, weights, where=where)
 
 
@@ -175,19 +156,6 @@ def _located(function, start: int, n_rows: int, *arrays, where: str = "one chunk
     except (TypeError, ValueError) as exc:
         stop = start + n_rows - 1
         raise type(exc)(f"in rows {start} to {stop} ({where} of the Dask arrays): {exc}") from None
-
-
-def _zero(result):
-    """The same kind of result with every sum 0 (for a chunk whose weights are all 0)."""
-    from calibration_toolbox.metrics.gce import CalibrationTable
-
-    if isinstance(result, CalibrationTable):
-        zeros = {name: np.zeros_like(getattr(result, name)) for name in _TABLE_SUMS}
-        return dataclasses.replace(result, **zeros)
-    return 0.0
-
-
-_TABLE_SUMS = ("counts", "score_sums", "target_sums")
 
 
 def _chunk_tasks(values, labels, sample_weight, names) -> list[tuple]:
@@ -240,8 +208,6 @@ def _block_sum(prob, labels, sample_weight, chunk, n_classes: int):
     sums and the rows of cut blocks travel.
     """
     import dask
-
-    from calibration_toolbox._rows import canonical_rows
 
     scores = isinstance(prob, Scores)
     values = prob.values if scores else prob

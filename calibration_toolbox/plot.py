@@ -29,8 +29,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox.metrics import CalibrationTable, calibration_table
+from calibration_toolbox.metrics._table import check_table
 from calibration_toolbox.scores import PredictionsLike
-from calibration_toolbox.stats import _check_table
 
 __all__ = ["ConfidenceHistogram", "ReliabilityDiagram"]
 
@@ -292,7 +292,7 @@ class ReliabilityDiagram(_Display):
         classes: ArrayLike | None = None,
         label: str | None = None,
     ):
-        self.table_ = _check_table(table)
+        self.table_ = check_table(table)
         self.label = _check_label(label)
         if self.table_.class_conditional:
             self.classes_ = _chosen_classes(self.table_, classes)
@@ -491,7 +491,7 @@ class ConfidenceHistogram(_Display):
     """
 
     def __init__(self, table: CalibrationTable, *, label: str | None = None):
-        self.table_ = _check_table(table)
+        self.table_ = check_table(table)
         if self.table_.class_conditional:
             raise ValueError(
                 "`table` must be pooled (class_conditional=False) for a confidence histogram; "

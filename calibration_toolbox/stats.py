@@ -15,14 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import betaincinv, ndtr, ndtri
+from scipy.special import ndtr, ndtri
 
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._warnings import warn
+from calibration_toolbox.metrics._engine import EntryCells, entry_cells
+from calibration_toolbox.metrics._intervals import ConfidenceInterval, check_confidence
+from calibration_toolbox.metrics._table import bin_intervals, consistency_bands, reduce_tables
 from calibration_toolbox.metrics.gce import (
     _NAMED_METRICS,
     ECE,
@@ -30,11 +32,7 @@ from calibration_toolbox.metrics.gce import (
     MCE,
     RMSCE,
     SCE,
-    CalibrationTable,
     ToprCE,
-    _entry_cells,
-    _EntryCells,
-    _reduce_tables,
     expected_calibration_error,
 )
 from calibration_toolbox.scores import PredictionsLike, Scores
@@ -58,14 +56,6 @@ _TABLE_CHUNK_ELEMENTS = 1 << 20
 
 _METHODS = ("percentile", "basic", "BCa")
 _check_resamples = iv.integer_at_least(1)
-_check_confidence = iv.number_between(0.0, 1.0)
-
-
-class ConfidenceInterval(NamedTuple):
-    """Lower and upper end of a confidence interval (floats, or arrays per bin)."""
-
-    low: float | NDArray
-    high: float | NDArray
 
 
 @dataclass(frozen=True)
@@ -204,7 +194,7 @@ class _TableSums:
     a weighted ECE call and 7.8 ms for an ECE call on a resampled copy.
     """
 
-    def __init__(self, cells: _EntryCells, n_rows: int, weights: NDArray | None):
+    def __init__(self, cells: EntryCells, n_rows: int, weights: NDArray | None):
         self.cells, self.n_rows, self.weights = cells, n_rows, weights
         self.n_joint = 2 * cells.n_groups * cells.n_bins
         # One entry per row, in row order (top label, Scores): a resample's sums come from
@@ -263,7 +253,7 @@ class _TableSums:
         shape = (len(chunk), cells.n_groups, cells.n_bins, 2)
         by_target = np.array([item[0] for item in chunk], dtype=np.float64).reshape(shape)
         score_sums = np.array([item[1] for item in chunk]).reshape(shape).sum(axis=-1)
-        values = _reduce_tables(
+        values = reduce_tables(
             by_target.sum(axis=-1),
             score_sums,
             by_target[..., 1],
@@ -321,7 +311,7 @@ def _evaluator(metric, prob, labels, weights, metric_options):
     """
     settings = _gce_settings(metric, metric_options)
     if settings is not None:
-        cells = _entry_cells(prob, labels, **settings)
+        cells = entry_cells(prob, labels, **settings)
         if cells is not None:
             return _TableSums(cells, _n_rows(prob), weights)
     return _MetricCalls(metric, prob, labels, weights, metric_options)
@@ -503,7 +493,7 @@ def bootstrap(
     """
     metric = _check_metric(metric)
     n_resamples = _check_resamples(n_resamples, "n_resamples")
-    confidence_level = _check_confidence(confidence_level, "confidence_level")
+    confidence_level = check_confidence(confidence_level, "confidence_level")
     method = _check_method(method)
     rng = _check_random_state(random_state)
     labels = _class_indices(labels, metric_options)
@@ -639,165 +629,3 @@ def consistency_test(
     )
     pvalue = (1 + np.count_nonzero(null >= statistic)) / (n_resamples + 1)
     return ConsistencyTestResult(statistic, float(pvalue), _read_only(null))
-
-
-# -- per-bin intervals ------------------------------------------------------------------------
-def _check_table(table: object) -> CalibrationTable:
-    if not isinstance(table, CalibrationTable):
-        raise TypeError(
-            "`table` must be a CalibrationTable (from calibration_table); "
-            f"got {type(table).__name__}."
-        )
-    return table
-
-
-def _wilson(successes: NDArray, counts: NDArray, z: float) -> tuple[NDArray, NDArray]:
-    share = successes / counts
-    z2_n = z * z / counts
-    center = (share + z2_n / 2) / (1 + z2_n)
-    half = z / (1 + z2_n) * np.sqrt(share * (1 - share) / counts + z2_n / (4 * counts))
-    return np.maximum(center - half, 0.0), np.minimum(center + half, 1.0)
-
-
-def _clopper_pearson(successes: NDArray, counts: NDArray, alpha: float) -> tuple[NDArray, NDArray]:
-    low = np.zeros_like(successes)
-    high = np.ones_like(successes)
-    some = successes > 0
-    # the beta quantile B^-1(q; a, b) is betaincinv(a, b, q)
-    low[some] = betaincinv(successes[some], counts[some] - successes[some] + 1, alpha / 2)
-    short = successes < counts
-    high[short] = betaincinv(successes[short] + 1, counts[short] - successes[short], 1 - alpha / 2)
-    return low, high
-
-
-def bin_intervals(
-    table: CalibrationTable, method: str = "wilson", confidence_level: float = 0.95
-) -> ConfidenceInterval:
-    r"""Confidence interval of every bin's accuracy (mean target), as drawn in error bars.
-
-    With :math:`n` the bin's count, :math:`x` its target sum, :math:`\hat p = x / n` and
-    :math:`z = \Phi^{-1}(1 - \alpha/2)`:
-
-    * ``'wilson'`` (Wilson 1927), the score interval without continuity correction:
-      :math:`\frac{\hat p + z^2/2n}{1 + z^2/n} \pm \frac{z}{1 + z^2/n}
-      \sqrt{\hat p (1 - \hat p)/n + z^2/4n^2}`;
-    * ``'clopper-pearson'`` (Clopper & Pearson 1934), exact:
-      :math:`(B^{-1}(\alpha/2;\ x, n - x + 1),\ B^{-1}(1 - \alpha/2;\ x + 1, n - x))`
-      with :math:`B^{-1}` the beta quantile, 0 when :math:`x = 0` and 1 when
-      :math:`x = n`.
-
-    Both equal ``scipy.stats.binomtest(x, n).proportion_ci(level, method)`` ('wilson',
-    'exact') for integer counts.  With ``sample_weight`` the weighted count and target sum
-    are used as :math:`n` and :math:`x` as they are (no effective sample size): the
-    interval is right for integer (frequency) weights and not for weights scaled to sum
-    to 1.  An empty bin gets NaN.
-
-    Parameters
-    ----------
-    table : CalibrationTable
-        The table of :func:`~calibration_toolbox.calibration_table`.
-    method : {'wilson', 'clopper-pearson'}, default 'wilson'
-        The interval.
-    confidence_level : float in (0, 1), default 0.95
-        Confidence level.
-
-    Returns
-    -------
-    ConfidenceInterval
-        ``low`` and ``high`` arrays of shape ``(n_groups, n_bins)``.
-
-    References
-    ----------
-    .. [1] E. B. Wilson, "Probable Inference, the Law of Succession, and Statistical
-       Inference", Journal of the American Statistical Association 22(158), 1927.
-    .. [2] C. J. Clopper and E. S. Pearson, "The use of confidence or fiducial limits
-       illustrated in the case of the binomial", Biometrika 26(4), 1934.
-
-    Examples
-    --------
-    >>> from calibration_toolbox import Scores, calibration_table
-    >>> table = calibration_table(
-    ...     Scores([0.1, 0.2, 0.3, 0.7, 0.8, 0.9]), [0, 0, 1, 1, 1, 0],
-    ...     bins=2, class_conditional=False,
-    ... )
-    >>> low, high = table.intervals("wilson")
-    >>> low.round(3), high.round(3)
-    (array([[0.061, 0.208]]), array([[0.792, 0.939]]))
-    """
-    table = _check_table(table)
-    method = iv.choice("wilson", "clopper-pearson")(method, "method")
-    alpha = 1 - _check_confidence(confidence_level, "confidence_level")
-    low = np.full(table.counts.shape, np.nan)
-    high = np.full(table.counts.shape, np.nan)
-    nonempty = table.counts > 0
-    counts = table.counts[nonempty]
-    successes = np.clip(table.target_sums[nonempty], 0.0, counts)  # rounding of sums
-    if method == "wilson":
-        low[nonempty], high[nonempty] = _wilson(successes, counts, float(ndtri(1 - alpha / 2)))
-    else:
-        low[nonempty], high[nonempty] = _clopper_pearson(successes, counts, alpha)
-    return ConfidenceInterval(low, high)
-
-
-def consistency_bands(
-    table: CalibrationTable, confidence_level: float = 0.95
-) -> ConfidenceInterval:
-    r"""Range of every bin's accuracy that a calibrated model would produce.
-
-    Under the hypothesis that the bin is calibrated, its target sum is binomial with
-    :math:`n` the bin's count and :math:`p` its mean score (Bröcker & Smith 2007's
-    consistency bars, computed from the binomial instead of by resampling); the band is
-    the binomial quantiles divided by :math:`n`:
-
-    .. math:: \left(F^{-1}(\alpha/2;\ n, p) / n,\ F^{-1}(1 - \alpha/2;\ n, p) / n\right),
-
-    :math:`F^{-1}(q) = \min\{k : F(k) \ge q\}`, so the accuracy of a calibrated bin falls
-    outside with probability at most :math:`\alpha`.  An observed accuracy outside its band
-    is evidence of miscalibration in that bin (one bin at a time, no multiplicity
-    correction).  Weighted counts are rounded to the nearest integer (frequency weights);
-    a bin whose count rounds to 0 gets NaN, like an empty bin.  The mean score is the
-    bin's, not its centre.
-
-    Parameters
-    ----------
-    table : CalibrationTable
-        The table of :func:`~calibration_toolbox.calibration_table`.
-    confidence_level : float in (0, 1), default 0.95
-        Probability that a calibrated bin's accuracy lies within its band.
-
-    Returns
-    -------
-    ConfidenceInterval
-        ``low`` and ``high`` arrays of shape ``(n_groups, n_bins)``.
-
-    References
-    ----------
-    .. [1] J. Bröcker and L. A. Smith, "Increasing the Reliability of Reliability
-       Diagrams", Weather and Forecasting 22(3), 2007.
-
-    Examples
-    --------
-    >>> from calibration_toolbox import Scores, calibration_table
-    >>> table = calibration_table(
-    ...     Scores([0.1, 0.2, 0.3, 0.7, 0.8, 0.9]), [0, 0, 1, 1, 1, 0],
-    ...     bins=2, class_conditional=False,
-    ... )
-    >>> low, high = table.consistency_bands()
-    >>> low.round(3), high.round(3)
-    (array([[0.   , 0.333]]), array([[0.667, 1.   ]]))
-    """
-    # scipy.stats takes 0.5 s to import here: imported when a band is asked for, so that
-    # importing the package does not pay for it.
-    from scipy.stats import binom
-
-    table = _check_table(table)
-    alpha = 1 - _check_confidence(confidence_level, "confidence_level")
-    counts = np.rint(table.counts)
-    low = np.full(counts.shape, np.nan)
-    high = np.full(counts.shape, np.nan)
-    nonempty = counts > 0
-    n = counts[nonempty]
-    share = np.clip(table.mean_score[nonempty], 0.0, 1.0)
-    low[nonempty] = binom.ppf(alpha / 2, n, share) / n
-    high[nonempty] = binom.ppf(1 - alpha / 2, n, share) / n
-    return ConfidenceInterval(low, high)

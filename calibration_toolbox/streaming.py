@@ -24,7 +24,11 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import canonical_rows
 from calibration_toolbox.binning import BlockTotals
-from calibration_toolbox.metrics import gce, scoring
+from calibration_toolbox.metrics import scoring
+from calibration_toolbox.metrics._engine import checked_call
+from calibration_toolbox.metrics._kernels import tabulate
+from calibration_toolbox.metrics._options import GCEOptions
+from calibration_toolbox.metrics._table import CalibrationTable, check_same_options, table_of_sums
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = ["CalibrationAccumulator"]
@@ -261,7 +265,7 @@ class CalibrationAccumulator:
             ``self``.  On an error nothing of the batch is added.
         """
         prob = self._reading(prob)
-        checked, weights, _ = gce._checked_call(
+        checked, weights, _ = checked_call(
             prob,
             labels,
             logits=self.logits,
@@ -297,7 +301,7 @@ class CalibrationAccumulator:
         result._sums = _merged(self, other)
         return result
 
-    def table(self, kind: str = "top_label") -> gce.CalibrationTable:
+    def table(self, kind: str = "top_label") -> CalibrationTable:
         """The :class:`~calibration_toolbox.CalibrationTable` ``kind`` of all the rows seen.
 
         ``'top_label'`` is ``calibration_table(prob, labels, bins, class_conditional=False)``,
@@ -306,7 +310,7 @@ class CalibrationAccumulator:
         """
         kind = iv.choice(*self.tables)(kind, "kind")
         sums = self._finished()
-        return gce._table_of_sums(
+        return table_of_sums(
             sums.tables[kind].sums, sums.options[kind], sums.n_classes, self.scores
         )
 
@@ -395,7 +399,7 @@ class CalibrationAccumulator:
 
     def _same_options(self, other: CalibrationAccumulator) -> None:
         options = ("logits", "renormalize", "scores", "tables", "eps")
-        gce._check_same_options(self, other, options, "accumulators merge")
+        check_same_options(self, other, options, "accumulators merge")
         if self.edges.shape != other.edges.shape or not np.array_equal(self.edges, other.edges):
             raise ValueError("accumulators merge only when built with the same bin edges.")
         if None not in (self.n_classes, other.n_classes) and self.n_classes != other.n_classes:
@@ -449,7 +453,7 @@ def _add_blocks(sums: _Sums, rows: _Rows, accumulator: CalibrationAccumulator) -
     checked, weights = rows.checked, rows.weights
     for kind in accumulator.tables:
         totals = sums.tables.setdefault(kind, BlockTotals())
-        gce._streamed_sums(checked, weights, sums.options[kind], totals)
+        tabulate(checked, weights, sums.options[kind], totals)
     sums.brier = scoring._brier_total(checked, weights, total=sums.brier)
     sums.nll = scoring._nll_total(checked, weights, accumulator.eps, rows.logit_rows, sums.nll)
     sums.total_weight = scoring._total_weight(checked, weights, sums.total_weight)
@@ -461,7 +465,7 @@ def _set_options(sums: _Sums, n_classes: int, accumulator: CalibrationAccumulato
         return
     sums.n_classes = n_classes
     sums.options = {
-        kind: gce._GCEOptions.checked(
+        kind: GCEOptions.checked(
             n_classes,
             bins=accumulator.edges,
             adaptive_bins=False,

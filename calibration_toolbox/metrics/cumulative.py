@@ -21,7 +21,8 @@ from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._rows import SORT_CHUNK_ELEMENTS, row_blocks
 from calibration_toolbox.binning import adaptive_edges, sort_rows_with_flags
-from calibration_toolbox.metrics.gce import GCE, _reduce_tables
+from calibration_toolbox.metrics._table import reduce_tables
+from calibration_toolbox.metrics.gce import GCE
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = ["KSCE", "ECESweep", "ECESweepResult", "KuiperCE"]
@@ -529,7 +530,7 @@ def _rank_bin_error(pairs: _SortedPairs, values: NDArray, n_bins: int, p: float)
     counts = weight[weight > 0]
     score_sums = np.add.reduceat(pairs.weighted_scores, starts)
     target_sums = np.add.reduceat(pairs.weighted_targets, starts)
-    return float(_reduce_tables(counts[None], score_sums[None], target_sums[None], 1, False, p))
+    return float(reduce_tables(counts[None], score_sums[None], target_sums[None], 1, False, p))
 
 
 def _roelofs_sweep(

@@ -17,7 +17,9 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox.binning import assign_bins
-from calibration_toolbox.metrics.gce import CalibrationTable, _GCEOptions, _table
+from calibration_toolbox.metrics._engine import checked_table
+from calibration_toolbox.metrics._options import GCEOptions
+from calibration_toolbox.metrics._table import CalibrationTable
 from calibration_toolbox.scores import PredictionsLike
 
 __all__ = ["BrierDecomposition", "brier_decomposition"]
@@ -160,7 +162,7 @@ def brier_decomposition(
     checked = iv.check_predictions(prob, labels, logits=logits, renormalize=renormalize)
     weights = iv.check_sample_weight(sample_weight, checked.n_samples)
     pairs = checked.pairs is not None
-    options = _GCEOptions.checked(
+    options = GCEOptions.checked(
         checked.n_classes,
         bins=bins,
         class_conditional=not pairs,
@@ -169,7 +171,7 @@ def brier_decomposition(
         norm=1,
         thresholding=0.0,
     )
-    table = _table(checked, weights, options)
+    table = checked_table(checked, weights, options)
     total = float(checked.n_samples if weights is None else weights.sum())
     reliability, resolution, uncertainty = _murphy_terms(table, total)
     brier, variance, covariance = _within_bin_terms(checked, weights, table, options)
@@ -207,7 +209,7 @@ def _within_bin_terms(
     checked: iv.CheckedInput,
     weights: NDArray | None,
     table: CalibrationTable,
-    options: _GCEOptions,
+    options: GCEOptions,
 ) -> tuple[float, float, float]:
     """Weighted sums of (p - o)^2, (p - f_b)^2 and (p - f_b)(o - o_b) over all entries."""
     mean_forecast, frequency = (means.reshape(-1) for means in _bin_means(table))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_expit, logsumexp
@@ -81,11 +83,28 @@ def brier_score(
     >>> round(brier_score(Scores([0.1, 0.4]), [0, 1]), 6)  # sklearn's brier_score_loss
     0.185
     """
-    sums = _dask.score_sums if _arrays.is_dask_input(prob) else _brier_sums
+    sums = (
+        functools.partial(_dask_sums, _brier_sums) if _arrays.is_dask_input(prob) else _brier_sums
+    )
     total, weight = sums(
         prob, labels, logits=logits, sample_weight=sample_weight, renormalize=renormalize
     )
     return float(total / weight)
+
+
+def _dask_sums(sums, prob, labels, *, sample_weight, **options):
+    """``(weighted sum, total weight)`` of ``sums`` over Dask arrays, each chunk in a worker.
+
+    ``sums`` is :func:`_brier_sums` or :func:`_nll_sums`, the in-memory function, run on
+    each canonical row block by the chunk executor (``_dask.block_sums``).
+    """
+    chunk = functools.partial(_chunk_sums, sums, **options)
+    return _dask.block_sums(prob, labels, sample_weight, chunk, _dask.n_classes(prob))
+
+
+def _chunk_sums(sums, prob, labels, weights, **options):
+    """``sums`` of one chunk's rows (the executor passes the weights by position)."""
+    return sums(prob, labels, sample_weight=weights, **options)
 
 
 def _brier_sums(prob, labels, *, logits, sample_weight, renormalize):
@@ -238,7 +257,7 @@ def negative_log_likelihood(
     0.510826
     """
     eps = iv.check_fraction(eps, "eps")
-    sums = _dask.score_sums if _arrays.is_dask_input(prob) else _nll_sums
+    sums = functools.partial(_dask_sums, _nll_sums) if _arrays.is_dask_input(prob) else _nll_sums
     total, weight = sums(
         prob, labels, logits=logits, sample_weight=sample_weight, renormalize=renormalize, eps=eps
     )

@@ -1,0 +1,211 @@
+"""The binned engine: validate once, then tabulate in memory or over Dask chunks.
+
+The named internal API of the binned metrics (``gce``'s public functions, ``stats``,
+``streaming``, ``decomposition`` call it):
+
+* :func:`tabulated` -- the :class:`~calibration_toolbox.CalibrationTable` and the checked
+  options of a GCE call: arrays in memory are validated by :func:`checked_call` and
+  tabulated by :func:`checked_table`; a Dask array is tabulated chunk by chunk in the
+  workers (:func:`_dask_table`, through the generic executor ``_dask.block_sums``), each
+  chunk by this same in-memory path;
+* :func:`checked_call` -- the validated arrays, weights and
+  :class:`~calibration_toolbox.metrics._options.GCEOptions` of a call (the one validation);
+* :func:`checked_table` -- the table of checked rows, by the kernel
+  :func:`~calibration_toolbox.metrics._kernels.tabulate` picks;
+* :func:`entry_cells` -- the score set of a call with the (group, bin) cell of each entry
+  (:class:`EntryCells`), for ``stats.bootstrap`` to re-weight rows by ``bincount`` alone.
+
+Imports: NumPy, ``_arrays``, ``_dask`` (the generic chunk executor, which imports no
+metric), ``_validation`` and the layers below (``metrics._options``, ``metrics._table``,
+``metrics._scoresets``, ``metrics._kernels``); imported by ``gce`` and the modules above it.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from calibration_toolbox import _dask
+from calibration_toolbox import _validation as iv
+from calibration_toolbox._arrays import is_dask_input
+from calibration_toolbox.metrics._kernels import tabulate
+from calibration_toolbox.metrics._options import GCEOptions
+from calibration_toolbox.metrics._scoresets import flat_cells, score_set
+from calibration_toolbox.metrics._table import CalibrationTable, table_of_sums, zeroed
+from calibration_toolbox.scores import PredictionsLike, Scores
+
+__all__ = ["EntryCells", "checked_call", "checked_table", "entry_cells", "tabulated"]
+
+
+def tabulated(
+    prob, labels, *, logits, sample_weight, renormalize, **options
+) -> tuple[CalibrationTable, GCEOptions]:
+    """The table and checked options of a GCE call: where every binned metric is tabulated.
+
+    The one place where a Dask array is told apart (by duck type, without importing dask):
+    its chunks are tabulated in the workers and the tables added (:func:`_dask_table`).
+    """
+    if is_dask_input(prob):
+        return _dask_table(
+            prob,
+            labels,
+            logits=logits,
+            sample_weight=sample_weight,
+            renormalize=renormalize,
+            **options,
+        )
+    checked, weights, checked_options = checked_call(
+        prob,
+        labels,
+        logits=logits,
+        sample_weight=sample_weight,
+        renormalize=renormalize,
+        **options,
+    )
+    return checked_table(checked, weights, checked_options), checked_options
+
+
+def checked_call(
+    prob: PredictionsLike,
+    labels: ArrayLike,
+    *,
+    logits: object,
+    sample_weight: ArrayLike | None,
+    renormalize: object,
+    **options: object,
+) -> tuple[iv.Predictions, NDArray | None, GCEOptions]:
+    """The validated arrays, weights and options of a GCE call."""
+    top_k_classes = options["top_k_classes"]
+    top_label = isinstance(top_k_classes, numbers.Integral) and top_k_classes == 1
+    if isinstance(prob, Scores) and not (
+        top_label and not iv.check_flag(options["class_conditional"], "class_conditional")
+    ):
+        raise ValueError(
+            "class-wise measures (class_conditional=True, or top_k_classes other than 1: "
+            "SCE, ACE, TACE, ToprCE, CWCE, TopLabelECE) need a (N, K) probability matrix; "
+            "Scores holds one score per row. Bin Scores with ECE, RMSCE, MCE, OCE, UCE, TCE, "
+            "or GCE/calibration_table with class_conditional=False and top_k_classes=1; "
+            "pass a binary classifier's "
+            "P(y = 1) here as np.column_stack([1 - p, p])."
+        )
+    checked = iv.check_predictions(
+        prob, labels, logits=logits, renormalize=renormalize, top_label=top_label, defer_scan=True
+    )
+    weights, gce_options = iv.checks_after_values(
+        checked,
+        lambda: (
+            iv.check_sample_weight(sample_weight, checked.n_samples),
+            GCEOptions.checked(checked.n_classes, **options),
+        ),
+    )
+    if isinstance(checked, iv.PendingPredictions) and not gce_options.bins_rows_as_checked:
+        checked = checked.checked(top_label)
+    return checked, weights, gce_options
+
+
+def checked_table(
+    checked: iv.CheckedInput, weights: NDArray | None, options: GCEOptions
+) -> CalibrationTable:
+    """The per-(group, bin) sums, by the fastest path for the options."""
+    edges, *sums = tabulate(checked, weights, options)
+    return table_of_sums(sums, options, checked.n_classes, checked.pairs is not None, edges)
+
+
+@dataclass(frozen=True)
+class EntryCells:
+    """Where each entry of a binned metric's score set falls, for reweighting the rows.
+
+    Built once by :func:`entry_cells`, so that ``calibration_toolbox.stats`` can recompute
+    the table (and the metric) for many row weights by ``bincount`` alone, with no new
+    validation, score-set extraction or binning.
+    """
+
+    rows: NDArray
+    """Row of each entry (``intp``)."""
+    joint_cells: NDArray
+    """``2 * cell + target`` of each entry, ``cell`` its flat (group, bin) index."""
+    scores: NDArray
+    """float64 score of each entry."""
+    n_groups: int
+    n_bins: int
+    n_classes: int
+    class_conditional: bool
+    norm: float
+    debias: bool
+
+
+def entry_cells(prob: ArrayLike, labels: ArrayLike, **options: object) -> EntryCells | None:
+    """The score set of ``GCE(prob, labels, **options)`` with its cells; ``None`` for equal mass.
+
+    ``options`` are GCE's (``bins``, ..., ``logits``, ``renormalize``; no weights).
+    Equal-mass edges depend on the weights, so those bins are not fixed per entry.
+    """
+    engine_keys = ("logits", "renormalize")
+    checked, _, gce_options = checked_call(
+        prob,
+        labels,
+        sample_weight=None,
+        **{key: options.pop(key, False) for key in engine_keys},
+        **options,
+    )
+    if gce_options.adaptive_bins:
+        return None
+    if isinstance(checked, iv.PendingPredictions):
+        checked = checked.checked(top_label=gce_options.top_k == 1)
+    # The row index rides through `score_set` as the entries' "weights", so each entry's
+    # row is picked exactly as a weight would be.
+    groups, scores, targets, rows = score_set(checked, np.arange(checked.n_samples), gce_options)
+    n_bins = gce_options.n_bins
+    cells = flat_cells(gce_options, groups, scores)
+    cells *= 2
+    cells += targets
+    return EntryCells(
+        rows=rows,
+        joint_cells=cells,
+        scores=scores.astype(np.float64),
+        n_groups=gce_options.n_groups(checked.n_classes),
+        n_bins=n_bins,
+        n_classes=checked.n_classes,
+        class_conditional=gce_options.class_conditional,
+        norm=gce_options.norm,
+        debias=gce_options.debias,
+    )
+
+
+def _dask_table(prob, labels, *, logits, sample_weight, renormalize, **options):
+    """The table and checked options of a GCE call on Dask arrays chunked along rows.
+
+    Each row chunk is tabulated in the workers by :func:`_chunk_table` (the in-memory
+    engine, checks included) and the tables are added in canonical-block order, as one
+    in-memory call adds them (``_dask.block_sums``): the same table to the last bit.
+    """
+    n_classes = _dask.n_classes(prob)
+    checked_options = GCEOptions.checked(n_classes, **options)
+    if checked_options.adaptive_bins:
+        raise ValueError(
+            "adaptive_bins=True (ACE, TACE, TCE, CWCE) does not stream over Dask chunks: "
+            "equal-mass edges depend on all the rows. Call .compute() first, or use fixed "
+            "edges (adaptive_bins=False; bins an integer or an array of edges)."
+        )
+    chunk = functools.partial(
+        _chunk_table, logits=logits, renormalize=renormalize, options=options
+    )
+    total, _ = _dask.block_sums(prob, labels, sample_weight, chunk, n_classes, zero=zeroed)
+    return total, checked_options
+
+
+def _chunk_table(prob, labels, weights, *, logits, renormalize, options):
+    """The table of one chunk (the in-memory engine, checks included) and its total weight."""
+    table, _ = tabulated(
+        prob,
+        labels,
+        logits=logits,
+        sample_weight=weights,
+        renormalize=renormalize,
+        **options,
+    )
+    return table, len(labels) if weights is None else weights.sum()
