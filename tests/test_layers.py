@@ -65,17 +65,6 @@ OPTIONAL = {
 #: Optional dependencies (extras and peers), never imported at module level.
 OPTIONAL_DEPENDENCIES = ("matplotlib", "pyarrow", "dask", "pandas", "sklearn", "torch")
 
-#: Today's violations, (importing module, imported module), removed in parallel by the
-#: engine engineer: the in-function imports of metrics/gce.py (stats, for the per-bin
-#: intervals and bands) and of _dask.py (the metrics it runs, and a leaf).  Emptied at
-#: merge; test_nothing_is_excused_for_nothing says when an entry is gone.
-_BEING_REMOVED = {
-    ("_dask", "metrics.gce"),
-    ("_dask", "metrics.scoring"),
-    ("_dask", "_rows"),
-    ("metrics.gce", "stats"),
-}
-
 
 class Import(NamedTuple):
     importer: str
@@ -167,10 +156,6 @@ def _shown(module: str) -> str:
     return f"{PACKAGE}.{module}" if module else PACKAGE
 
 
-def _excused(edge: Import) -> bool:
-    return (edge.importer, edge.imported) in _BEING_REMOVED
-
-
 @pytest.mark.parametrize("module", sorted(MODULES), ids=_shown)
 def test_every_module_has_a_layer(module):
     _layer(module)
@@ -180,7 +165,7 @@ def test_no_own_module_is_imported_inside_a_function():
     found = [
         f"{_shown(edge.importer)} (line {edge.line}) imports {_shown(edge.imported)}"
         for edge in OWN_IMPORTS
-        if edge.in_function and edge.imported not in OPTIONAL and not _excused(edge)
+        if edge.in_function and edge.imported not in OPTIONAL
     ]
     assert not found, "imports inside a function (import at the top):\n" + "\n".join(found)
 
@@ -190,7 +175,7 @@ def test_modules_import_only_downward():
         f"{_shown(edge.importer)} ({LAYERS[_layer(edge.importer)][0]}, line {edge.line}) "
         f"imports {_shown(edge.imported)} ({LAYERS[_layer(edge.imported)][0]})"
         for edge in OWN_IMPORTS
-        if _layer(edge.imported) > _layer(edge.importer) and not _excused(edge)
+        if _layer(edge.imported) > _layer(edge.importer)
     ]
     assert not found, "upward imports:\n" + "\n".join(found)
 
@@ -224,12 +209,6 @@ def test_optional_dependencies_are_imported_where_they_are_used():
         if dotted.split(".")[0] in OPTIONAL_DEPENDENCIES and not (in_function or type_only)
     ]
     assert not found, "\n".join(found)
-
-
-def test_nothing_is_excused_for_nothing():
-    present = {(edge.importer, edge.imported) for edge in OWN_IMPORTS}
-    gone = sorted(_BEING_REMOVED - present)
-    assert not gone, f"remove from _BEING_REMOVED, no longer imported: {gone}"
 
 
 @pytest.mark.parametrize(
