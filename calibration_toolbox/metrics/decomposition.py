@@ -14,6 +14,7 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox.binning import assign_bins
@@ -55,6 +56,7 @@ class BrierDecomposition:
     within_bin_covariance: float
 
 
+@_registry.metric("brier_decomposition")
 @iv.accepts_classes
 def brier_decomposition(
     prob: PredictionsLike,

@@ -15,7 +15,7 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from calibration_toolbox import _arrays, _dask
+from calibration_toolbox import _arrays, _dask, _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._rows import (
@@ -473,6 +473,7 @@ def _cut_for(value: float, dtype: np.dtype) -> np.generic:
     return cut
 
 
+@_registry.metric("calibration_table")
 @iv.accepts_classes
 @_shared_docstring
 def calibration_table(
@@ -656,14 +657,7 @@ def _checked_call(
     if isinstance(prob, Scores) and not (
         top_label and not iv.check_flag(options["class_conditional"], "class_conditional")
     ):
-        raise ValueError(
-            "class-wise measures (class_conditional=True, or top_k_classes other than 1: "
-            "SCE, ACE, TACE, ToprCE, CWCE, TopLabelECE) need a (N, K) probability matrix; "
-            "Scores holds one score per row. Bin Scores with ECE, RMSCE, MCE, OCE, UCE, TCE, "
-            "or GCE/calibration_table with class_conditional=False and top_k_classes=1; "
-            "pass a binary classifier's "
-            "P(y = 1) here as np.column_stack([1 - p, p])."
-        )
+        raise _class_wise_refusal()
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=top_label, defer_scan=True
     )
@@ -677,6 +671,21 @@ def _checked_call(
     if isinstance(checked, iv.PendingPredictions) and not gce_options.bins_rows_as_checked:
         checked = checked.checked(top_label)
     return checked, weights, gce_options
+
+
+def _class_wise_refusal() -> ValueError:
+    """The error of a class-wise GCE call given ``Scores``, naming the registry's metrics."""
+    class_wise = ", ".join(row.name for row in _registry.class_wise() if row.binned)
+    binned = [row.name for row in _registry.accepting_scores() if row.binned]
+    named = ", ".join(name for name in binned if _registry.ROWS[name].settings is not None)
+    either = "/".join(name for name in binned if _registry.ROWS[name].settings is None)
+    return ValueError(
+        "class-wise measures (class_conditional=True, or top_k_classes other than 1: "
+        f"{class_wise}) need a (N, K) probability matrix; Scores holds one score per row. "
+        f"Bin Scores with {named}, or {either} with class_conditional=False and "
+        "top_k_classes=1; pass a binary classifier's P(y = 1) here as "
+        "np.column_stack([1 - p, p])."
+    )
 
 
 def _table(
@@ -871,20 +880,14 @@ class _EntryCells:
     debias: bool
 
 
-def _entry_cells(prob: ArrayLike, labels: ArrayLike, **options: object) -> _EntryCells | None:
-    """The score set of ``GCE(prob, labels, **options)`` with its cells; ``None`` for equal mass.
+def _entry_cells(
+    checked: iv.Predictions | iv.PendingPredictions | iv.Pairs, gce_options: _GCEOptions
+) -> _EntryCells | None:
+    """The score set of a checked GCE call with its cells; ``None`` for equal mass.
 
-    ``options`` are GCE's (``bins``, ..., ``logits``, ``renormalize``; no weights).
-    Equal-mass edges depend on the weights, so those bins are not fixed per entry.
+    ``checked`` and ``gce_options`` are :func:`_checked_call`'s (the rows are not checked
+    again).  Equal-mass edges depend on the weights, so those bins are not fixed per entry.
     """
-    engine_keys = ("logits", "renormalize")
-    checked, _, gce_options = _checked_call(
-        prob,
-        labels,
-        sample_weight=None,
-        **{key: options.pop(key, False) for key in engine_keys},
-        **options,
-    )
     if gce_options.adaptive_bins:
         return None
     if isinstance(checked, iv.PendingPredictions):
@@ -1258,6 +1261,7 @@ def _one_spelling(value, default, synonym, name: str, synonym_name: str):
     return synonym
 
 
+@_registry.metric("GCE")
 @iv.accepts_classes
 @_shared_docstring
 def GCE(
@@ -1397,44 +1401,6 @@ def _binned_error(
     )
 
 
-# The named metrics: GCE with the settings of the README's table, one row each, and the
-# table reduction (`part`, `average` of CalibrationTable.calibration_error) where it is not
-# GCE's.  ToprCE's `top_k_classes` is its `r`, TACE's `thresholding` and OCE/UCE's
-# `adaptive_bins` their own options: the callers give them.
-_NAMED_METRICS = {
-    "ECE": {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1, "norm": 1},
-    "RMSCE": {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1, "norm": 2},
-    "MCE": {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1, "norm": "inf"},
-    "ACE": {"class_conditional": True, "adaptive_bins": True, "top_k_classes": "all", "norm": 1},
-    "SCE": {"class_conditional": True, "adaptive_bins": False, "top_k_classes": "all", "norm": 1},
-    "ToprCE": {"class_conditional": True, "adaptive_bins": False, "norm": 1},
-    "TACE": {"class_conditional": True, "adaptive_bins": True, "top_k_classes": "all", "norm": 1},
-    "TCE": {
-        "class_conditional": False,
-        "adaptive_bins": True,
-        "top_k_classes": 1,
-        "norm": 2,
-        "debias": True,
-    },
-    "CWCE": {
-        "class_conditional": True,
-        "adaptive_bins": True,
-        "top_k_classes": "all",
-        "norm": 2,
-        "debias": True,
-    },
-    "OCE": {"class_conditional": False, "top_k_classes": 1, "norm": 1, "part": "over"},
-    "UCE": {"class_conditional": False, "top_k_classes": 1, "norm": 1, "part": "under"},
-    "TopLabelECE": {
-        "class_conditional": True,
-        "adaptive_bins": False,
-        "top_k_classes": 1,
-        "norm": 1,
-        "average": "weighted",
-    },
-}
-
-
 def _named_metric(
     name,
     prob,
@@ -1447,11 +1413,17 @@ def _named_metric(
     thresholding=0.0,
     adaptive_bins=False,
 ):
-    """The metric ``name`` of ``_NAMED_METRICS``: its row of settings, binned and reduced."""
+    """The metric ``name``: its registry row's settings, binned and reduced.
+
+    The settings are those of the README's table, with the table reduction (``part``,
+    ``average`` of :meth:`CalibrationTable.calibration_error`) where it is not GCE's;
+    ToprCE's ``top_k_classes`` is its ``r``, TACE's ``thresholding`` and OCE/UCE's
+    ``adaptive_bins`` their own options: the callers give them.
+    """
     settings = {
         "top_k_classes": top_k,
         "adaptive_bins": adaptive_bins,
-        **_NAMED_METRICS[name],
+        **_registry.ROWS[name].settings,
         "thresholding": thresholding,
     }
     return _binned_error(
@@ -1465,6 +1437,7 @@ def _named_metric(
     )
 
 
+@_registry.metric("ECE")
 @iv.accepts_classes
 @_shared_docstring
 def ECE(
@@ -1521,6 +1494,7 @@ def ECE(
     return _named_metric("ECE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("RMSCE")
 @iv.accepts_classes
 @_shared_docstring
 def RMSCE(
@@ -1565,6 +1539,7 @@ def RMSCE(
     return _named_metric("RMSCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("MCE")
 @iv.accepts_classes
 @_shared_docstring
 def MCE(
@@ -1610,6 +1585,7 @@ def MCE(
     return _named_metric("MCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("ACE")
 @iv.accepts_classes
 @_shared_docstring
 def ACE(
@@ -1657,6 +1633,7 @@ def ACE(
     return _named_metric("ACE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("SCE")
 @iv.accepts_classes
 @_shared_docstring
 def SCE(
@@ -1706,6 +1683,7 @@ def SCE(
     return _named_metric("SCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("ToprCE")
 @iv.accepts_classes
 @_shared_docstring
 def ToprCE(
@@ -1764,6 +1742,7 @@ def ToprCE(
     return _named_metric("ToprCE", prob, labels, bins, logits, sample_weight, renormalize, top_k)
 
 
+@_registry.metric("TACE")
 @iv.accepts_classes
 @_shared_docstring
 def TACE(
@@ -1826,6 +1805,7 @@ def TACE(
     )
 
 
+@_registry.metric("expected_calibration_error")
 @iv.accepts_classes
 @_shared_docstring
 def expected_calibration_error(
@@ -1867,6 +1847,7 @@ def expected_calibration_error(
     )
 
 
+@_registry.metric("OCE")
 @iv.accepts_classes
 @_shared_docstring
 def OCE(
@@ -1936,6 +1917,7 @@ def OCE(
     )
 
 
+@_registry.metric("UCE")
 @iv.accepts_classes
 @_shared_docstring
 def UCE(
@@ -1999,6 +1981,7 @@ def UCE(
     )
 
 
+@_registry.metric("TCE")
 @iv.accepts_classes
 @_shared_docstring
 def TCE(
@@ -2061,6 +2044,7 @@ def TCE(
     return _named_metric("TCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("CWCE")
 @iv.accepts_classes
 @_shared_docstring
 def CWCE(
@@ -2112,6 +2096,7 @@ def CWCE(
     return _named_metric("CWCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("TopLabelECE")
 @iv.accepts_classes
 @_shared_docstring
 def TopLabelECE(

@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox.scores import PredictionsLike, Scores
 
@@ -143,6 +144,7 @@ def _mmce_pairs(prob: PredictionsLike, labels: ArrayLike, logits: object, renorm
     return summary.confidence, summary.correct(checked.prob, checked.labels)
 
 
+@_registry.metric("MMCE")
 @iv.accepts_classes
 def MMCE(
     prob: PredictionsLike,
@@ -395,6 +397,7 @@ def _block_estimate(prob: NDArray, labels: NDArray, bandwidth: float, block_size
     return total / (n_blocks * block_size * (block_size - 1) / 2)
 
 
+@_registry.metric("SKCE")
 @iv.accepts_classes
 def SKCE(
     prob: ArrayLike,

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import fft, optimize
 
+from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox.metrics.gce import _top_label_entries
 from calibration_toolbox.scores import PredictionsLike
@@ -108,6 +109,7 @@ def _root_between(spectrum: _ResidualSpectrum, lower: float, upper: float) -> fl
     return spectrum.error(root)
 
 
+@_registry.metric("SmoothECE")
 @iv.accepts_classes
 def SmoothECE(
     prob: PredictionsLike,
