@@ -157,13 +157,6 @@ _TABLE: list[MetricSpec] = [
         command_line="ECE",
     ),
     _fixed_edges(
-        "expected_calibration_error",
-        _ECE,
-        scores=True,
-        stream=Stream("ECE", "top_label", {"norm": 1}),
-        bootstrap="table",
-    ),
-    _fixed_edges(
         "RMSCE",
         {**_TOP_LABEL, "norm": 2},
         scores=True,
@@ -247,6 +240,13 @@ _TABLE: list[MetricSpec] = [
         class_wise=True,
         stream=Stream("TopLabelECE", "predicted_class", {"norm": 1, "average": "weighted"}),
         command_line="TopLabelECE",
+    ),
+    _fixed_edges(
+        "expected_calibration_error",
+        _ECE,
+        scores=True,
+        stream=Stream("ECE", "top_label", {"norm": 1}),
+        bootstrap="table",
     ),
     _fixed_edges("GCE", None, scores=True, bootstrap="table", synonyms={"bin": "bins"}),
     _fixed_edges("calibration_table", None, scores=True, bootstrap=None),

@@ -676,9 +676,9 @@ def _checked_call(
 def _class_wise_refusal() -> ValueError:
     """The error of a class-wise GCE call given ``Scores``, naming the registry's metrics."""
     class_wise = ", ".join(row.name for row in _registry.class_wise() if row.binned)
-    binned = [row.name for row in _registry.accepting_scores() if row.binned]
-    named = ", ".join(name for name in binned if _registry.ROWS[name].settings is not None)
-    either = "/".join(name for name in binned if _registry.ROWS[name].settings is None)
+    acceptors = [row for row in _registry.accepting_scores() if row.binned]
+    named = ", ".join(row.name for row in acceptors if row.settings)  # ECE, ...: rows of GCE
+    either = "/".join(row.name for row in acceptors if row.settings is None)
     return ValueError(
         "class-wise measures (class_conditional=True, or top_k_classes other than 1: "
         f"{class_wise}) need a (N, K) probability matrix; Scores holds one score per row. "
