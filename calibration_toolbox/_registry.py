@@ -222,6 +222,7 @@ _TABLE: list[MetricSpec] = [
         "ToprCE",
         {"class_conditional": True, "adaptive_bins": False, "norm": 1},
         class_wise=True,
+        not_streamed="the accumulator keeps no table of each row's r largest entries",
         bootstrap="table",
         command_line="Top<r>CE",
         synonyms={"r": "top_k_classes"},
