@@ -2149,10 +2149,11 @@ def TopLabelECE(
 
     Examples
     --------
+    >>> from calibration_toolbox import ECE, TopLabelECE, ToprCE
+
     Three rows predicted as class 0 (confidences 0.9, 0.8, 0.6; two right: gap 0.1) and
     one as class 1 (confidence 0.7, right: gap 0.3):
 
-    >>> from calibration_toolbox import ECE, TopLabelECE, ToprCE
     >>> prob = [[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.3, 0.7]]
     >>> labels = [1, 0, 0, 1]
     >>> round(TopLabelECE(prob, labels, bins=2), 12)  # 3/4 * 0.1 + 1/4 * 0.3

@@ -223,11 +223,12 @@ def MMCE(
 
     Examples
     --------
+    >>> from calibration_toolbox import MMCE, Scores
+
     Confidences (0.9, 0.6, 0.7), correct (1, 0, 1), residuals d = (0.1, -0.6, 0.3):
     the form is 0.46 + 2 (-0.06 e^{-0.75} + 0.03 e^{-0.5} - 0.18 e^{-0.25}) = 0.159340,
     and MMCE = sqrt(0.159340 / 9):
 
-    >>> from calibration_toolbox import MMCE, Scores
     >>> round(MMCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7]], [0, 1, 1]), 6)
     0.133058
     >>> round(MMCE(Scores([0.9, 0.6, 0.7]), [1, 0, 1]), 6)
