@@ -147,47 +147,23 @@ def _fixed_edges(name: str, settings: Mapping | None, **row: object) -> MetricSp
     return _binned(name, settings, dask=True, **row)
 
 
+def _top_label(name: str, reduction: Mapping, **row: object) -> MetricSpec:
+    """A binned error of the confidence on fixed edges: its table is the top label's."""
+    settings = {**_TOP_LABEL, "norm": reduction["norm"]}
+    if "part" in reduction:  # OCE, UCE: their `adaptive_bins` is their caller's
+        del settings["adaptive_bins"]
+    stream = Stream(name, "top_label", reduction)
+    return _fixed_edges(name, {**settings, **reduction}, scores=True, stream=stream, **row)
+
+
 _TABLE: list[MetricSpec] = [
-    _fixed_edges(
-        "ECE",
-        _ECE,
-        scores=True,
-        stream=Stream("ECE", "top_label", {"norm": 1}),
-        bootstrap="table",
-        command_line="ECE",
-    ),
-    _fixed_edges(
-        "RMSCE",
-        {**_TOP_LABEL, "norm": 2},
-        scores=True,
-        stream=Stream("RMSCE", "top_label", {"norm": 2}),
-        bootstrap="table",
-        command_line="RMSCE",
-    ),
-    _fixed_edges(
-        "MCE",
-        {**_TOP_LABEL, "norm": "inf"},
-        scores=True,
-        stream=Stream("MCE", "top_label", {"norm": "inf"}),
-        bootstrap="table",
-        command_line="MCE",
-    ),
-    # OCE and UCE take `adaptive_bins` (their caller's), and bootstrap calls them: the
-    # table path reduces with GCE's own reduction, not with `part`.
-    _fixed_edges(
-        "OCE",
-        {"class_conditional": False, "top_k_classes": 1, "norm": 1, "part": "over"},
-        scores=True,
-        stream=Stream("OCE", "top_label", {"norm": 1, "part": "over"}),
-        command_line="OCE",
-    ),
-    _fixed_edges(
-        "UCE",
-        {"class_conditional": False, "top_k_classes": 1, "norm": 1, "part": "under"},
-        scores=True,
-        stream=Stream("UCE", "top_label", {"norm": 1, "part": "under"}),
-        command_line="UCE",
-    ),
+    _top_label("ECE", {"norm": 1}, bootstrap="table", command_line="ECE"),
+    _top_label("RMSCE", {"norm": 2}, bootstrap="table", command_line="RMSCE"),
+    _top_label("MCE", {"norm": "inf"}, bootstrap="table", command_line="MCE"),
+    # Bootstrap calls OCE and UCE: its table path reduces with GCE's own reduction, not
+    # with `part`.
+    _top_label("OCE", {"norm": 1, "part": "over"}, command_line="OCE"),
+    _top_label("UCE", {"norm": 1, "part": "under"}, command_line="UCE"),
     _binned(
         "TCE",
         {**_TOP_LABEL, "adaptive_bins": True, "norm": 2, "debias": True},
