@@ -24,6 +24,7 @@ from scipy.special import betaincinv, ndtr, ndtri
 
 from calibration_toolbox import _registry as registry
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._arrays import is_dask_input
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.metrics.gce import (
     CalibrationTable,
@@ -295,19 +296,24 @@ def _table_call(metric: Callable, metric_options: dict) -> dict | None:
     return registry.gce_settings(spec, metric_options)
 
 
-def _tabulated_call(prob, labels, sample_weight, settings: dict):
+def _tabulated_call(metric, prob, labels, sample_weight, settings: dict, metric_options: dict):
     """The estimate and the resampling cells of a GCE call, its rows validated once.
 
     The engine checks the call as the metric's own call does, and its checked rows give
     the metric's own table and reduction (the estimate, to the bit) and the cells.  None
-    when a check fails: the metric's call then raises its own error.
+    when a check fails: the metric's call then raises its own error.  A Dask array, which
+    the metric takes and the cells cannot, gets the metric's errors, then the refusal.
     """
+    if is_dask_input(prob):
+        metric(prob, labels, sample_weight=sample_weight, **metric_options)
     engine = {key: settings.pop(key, False) for key in ("logits", "renormalize")}
     try:
         checked, weights, options = _checked_call(
             prob, labels, sample_weight=sample_weight, **engine, **settings
         )
     except (TypeError, ValueError):
+        if is_dask_input(prob):
+            raise
         return None
     table = _table(checked, weights, options)
     estimate = _as_number(table.calibration_error(options.norm, options.debias))
@@ -323,9 +329,9 @@ def _evaluator(metric, prob, labels, sample_weight, metric_options):
     those metrics are called once per weighting, and re-cut their bins each time.
     """
     settings = _table_call(metric, metric_options)
-    tabulated = (
-        None if settings is None else _tabulated_call(prob, labels, sample_weight, settings)
-    )
+    tabulated = None
+    if settings is not None:
+        tabulated = _tabulated_call(metric, prob, labels, sample_weight, settings, metric_options)
     if tabulated is None:
         estimate = _as_number(metric(prob, labels, sample_weight=sample_weight, **metric_options))
         weights = iv.check_sample_weight(sample_weight, _n_rows(prob))  # the call checked them

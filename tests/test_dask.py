@@ -15,6 +15,7 @@ from scipy.special import softmax
 from calibration_toolbox import (
     ACE,
     ECE,
+    GCE,
     KSCE,
     SCE,
     MatrixScaling,
@@ -26,6 +27,7 @@ from calibration_toolbox import (
     calibration_table,
     negative_log_likelihood,
 )
+from calibration_toolbox.stats import bootstrap
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -37,7 +39,7 @@ REQUIRED = {"ToprCE": {"r": 2}}
 STREAMING = {
     row.name: functools.partial(row.function, **row.options, **REQUIRED.get(row.name, {}))
     for row in _registry.ROWS.values()
-    if row.dask and inspect.signature(row.function).return_annotation == "float"
+    if row.dask and inspect.signature(row.function).return_annotation in ("float", float)
 }
 STREAMING["edges"] = functools.partial(ECE, bins=[0, 0.3, 0.5, 0.9, 1])
 # Summed per canonical row block and the blocks in turn, as in memory: equal to the bit.
@@ -169,3 +171,13 @@ def test_on_a_local_cluster_with_two_worker_processes(cluster_client):
     local_prob, local_labels = dask.compute(prob, labels, scheduler="threads")
     for name, value in values.items():
         assert value == STREAMING[name](local_prob, local_labels)
+
+
+def test_bootstrap_refuses_a_dask_array_after_the_metrics_own_errors():
+    _, prob, labels = _problem(n=200)
+    lazy = da.from_array(prob, chunks=(50, -1))
+    for metric, options in ((ECE, {}), (functools.partial(SCE, bins=5), {}), (GCE, {"bins": 4})):
+        with pytest.raises(TypeError, match=r"`prob` is a Dask array.*\.compute\(\)"):
+            bootstrap(metric, lazy, labels, n_resamples=3, **options)
+    with pytest.raises(ValueError, match=r"`bins` must be an integer >= 1"):
+        bootstrap(ECE, lazy, labels, n_resamples=3, bins=0)
