@@ -319,8 +319,9 @@ class CalibrationAccumulator:
     def metric(self, name: str) -> float:
         """The metric ``name`` of all the rows seen: a key of :meth:`results`.
 
-        Names of measures that cannot stream (ACE, TACE, TCE, CWCE, KSCE, KuiperCE,
-        ECESweep, SmoothECE, MMCE, SKCE) raise ``ValueError`` saying why and what streams.
+        Names of measures that cannot stream (their registry rows say why: ACE, TACE, TCE,
+        CWCE, ToprCE, KSCE, KuiperCE, ECESweep, SmoothECE, MMCE, SKCE) raise ``ValueError``
+        saying why and what streams.
         """
         if name in _NOT_STREAMED:
             raise ValueError(
