@@ -28,6 +28,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TypeVar
 
 __all__ = [
     "ROWS",
@@ -129,6 +130,9 @@ class MetricSpec:
         """Whether the row is a public function of the package (not a named setting)."""
         return self.of is None
 
+
+# The decorated function's own type, kept by `metric` (this leaf imports no _typing).
+_Metric = TypeVar("_Metric", bound=Callable[..., object])
 
 _EQUAL_MASS = "its equal-mass edges depend on all the rows"
 _SORTED = "it walks the scores sorted over all the rows"
@@ -282,7 +286,7 @@ ROWS: Mapping[str, MetricSpec] = MappingProxyType(_ROWS)
 _BY_FUNCTION: dict[Callable, str] = {}
 
 
-def metric(name: str) -> Callable[[Callable], Callable]:
+def metric(name: str) -> Callable[[_Metric], _Metric]:
     """Declare the decorated public function as the function of the row ``name``.
 
     Put it above every other decorator, so that the registered object is the public one.
@@ -291,7 +295,7 @@ def metric(name: str) -> Callable[[Callable], Callable]:
     if name not in _ROWS or not _ROWS[name].public:
         raise KeyError(f"no public metric {name!r} in the registry")
 
-    def declare(function: Callable) -> Callable:
+    def declare(function: _Metric) -> _Metric:
         for key, row in _ROWS.items():
             if key == name or row.of == name:
                 _ROWS[key] = dataclasses.replace(row, function=function)
