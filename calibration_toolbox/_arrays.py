@@ -5,7 +5,8 @@
 where nothing streams); :func:`as_numpy` reads the tensors of array libraries (PyTorch,
 JAX's bfloat16) as NumPy arrays; :func:`is_dask_array` tells a Dask array by its duck type
 (never importing dask).  Nothing here imports another module of the package but
-:mod:`calibration_toolbox.scores`.
+:mod:`calibration_toolbox.scores` and the metric registry (the leaf that its messages
+name the metrics from).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox import _registry as registry
 from calibration_toolbox.scores import Scores
 
 __all__ = [
@@ -26,11 +28,19 @@ __all__ = [
     "is_dask_input",
 ]
 
-#: What streams over a Dask array, for the error messages.
+
+def _listed(names: list[str]) -> str:
+    """``'a, b and c'``."""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
+#: What streams over a Dask array, for the error messages: the metrics whose registry rows
+#: say so (the binned ones with fixed edges only), and the two fits.
 STREAMING = (
-    "ECE, RMSCE, MCE, OCE, UCE, SCE, ToprCE, TopLabelECE, GCE and calibration_table with "
-    "fixed edges (adaptive_bins=False), brier_score and negative_log_likelihood; "
-    "TemperatureScaling.fit and VectorScaling.fit, and the predictions of those two"
+    _listed([row.name for row in registry.on_dask() if row.binned])
+    + " with fixed edges (adaptive_bins=False), "
+    + _listed([row.name for row in registry.on_dask() if not row.binned])
+    + "; TemperatureScaling.fit and VectorScaling.fit, and the predictions of those two"
 )
 
 
@@ -116,11 +126,13 @@ def _raw_records_hint(array: NDArray) -> str:
 def as_real_array(value: ArrayLike, name: str) -> NDArray:
     """``np.asarray`` with a clear error for ragged, complex, string or object input."""
     if isinstance(value, Scores):
+        rows = registry.accepting_scores()
+        either = [row.name for row in rows if row.settings is None]  # GCE, calibration_table
         raise TypeError(
             f"`{name}` does not take Scores, which marks one score per row against a 0/1 "
-            "target for the top-label measures (ECE, RMSCE, MCE, GCE and calibration_table "
-            "with class_conditional=False), brier_score and negative_log_likelihood; pass an "
-            "array here."
+            "target for the measures that accept it ("
+            + ", ".join(row.name for row in rows if row.settings is not None)
+            + f", and {_listed(either)} with class_conditional=False); pass an array here."
         )
     if is_dask_array(value):  # np.asarray would compute it all on the client
         raise dask_refusal(name)

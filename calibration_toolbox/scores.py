@@ -2,14 +2,38 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from calibration_toolbox import _registry as registry
+from calibration_toolbox._docstrings import with_fragments
+
 __all__ = ["PredictionsLike", "Scores"]
 
 
+def _acceptors() -> str:
+    """Who accepts ``Scores`` and who refuses it, from the metric registry (docstring text)."""
+
+    def role(row: registry.MetricSpec) -> str:
+        return f":func:`~calibration_toolbox.{row.name}`"
+
+    rows = registry.accepting_scores()
+    either = [row for row in rows if row.settings is None]  # GCE, calibration_table
+    text = (
+        f"Accepted by {', '.join(role(row) for row in rows if row.settings is not None)}, by "
+        f"{' and '.join(role(row) for row in either)} with ``class_conditional=False, "
+        "top_k_classes=1`` (equal-width or equal-mass bins), and by "
+        ":mod:`calibration_toolbox.stats`.  The class-wise measures "
+        f"({', '.join(f'``{row.name}``' for row in registry.class_wise())}) need a "
+        "probability matrix and refuse it."
+    )
+    return textwrap.fill(text, width=88 - 4, break_on_hyphens=False) + "\n"
+
+
+@with_fragments({"{acceptors}": _acceptors()})
 class Scores:
     r"""Mark an array as one score per row, to be binned as given against 0/1 ``labels``.
 
@@ -26,21 +50,12 @@ class Scores:
     is refused as ambiguous: for the top-label error of a binary classifier's P(y = 1),
     pass the two columns ``np.column_stack([1 - p, p])`` instead.
 
-    Accepted by the top-label measures (:func:`~calibration_toolbox.ECE`,
-    :func:`~calibration_toolbox.RMSCE`, :func:`~calibration_toolbox.MCE`, and
-    :func:`~calibration_toolbox.GCE` / :func:`~calibration_toolbox.calibration_table` with
-    ``class_conditional=False, top_k_classes=1``, equal-width or equal-mass bins;
-    :func:`~calibration_toolbox.OCE`, :func:`~calibration_toolbox.UCE`,
-    :func:`~calibration_toolbox.TCE`), the bin-free top-label measures
-    (:func:`~calibration_toolbox.KSCE`, :func:`~calibration_toolbox.KuiperCE`,
-    :func:`~calibration_toolbox.MMCE`, :func:`~calibration_toolbox.SmoothECE`,
-    :func:`~calibration_toolbox.ECESweep`), :mod:`calibration_toolbox.stats`, by
-    :func:`~calibration_toolbox.brier_score` (the single-probability form
-    :math:`\frac1N \sum_i (s_i - y_i)^2`, half the two-column Brier score) and by
-    :func:`~calibration_toolbox.negative_log_likelihood`
-    (:math:`-\frac1N \sum_i [y_i \log s_i + (1 - y_i) \log(1 - s_i)]`).  The class-wise
-    measures (``SCE``, ``ACE``, ``TACE``, ``ToprCE``, ``CWCE``, ``TopLabelECE``, ``SKCE``)
-    need a probability matrix and refuse it.
+    {acceptors}
+
+    :func:`~calibration_toolbox.brier_score` is then the single-probability form
+    :math:`\frac1N \sum_i (s_i - y_i)^2`, half the two-column Brier score, and
+    :func:`~calibration_toolbox.negative_log_likelihood` is
+    :math:`-\frac1N \sum_i [y_i \log s_i + (1 - y_i) \log(1 - s_i)]`.
 
     ``Scores`` only holds the array-like it is given (no copy, no check): the measure
     checks it like any other input, at the call.  There, the values must be 1-D or one

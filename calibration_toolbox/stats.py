@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -20,21 +21,18 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr, ndtri
 
+from calibration_toolbox import _registry as registry
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._arrays import is_dask_input
 from calibration_toolbox._warnings import warn
-from calibration_toolbox.metrics._engine import EntryCells, entry_cells
+from calibration_toolbox.metrics._engine import (
+    EntryCells,
+    checked_call,
+    checked_table,
+    entry_cells,
+)
 from calibration_toolbox.metrics._intervals import ConfidenceInterval, check_confidence
 from calibration_toolbox.metrics._table import bin_intervals, consistency_bands, reduce_tables
-from calibration_toolbox.metrics.gce import (
-    _NAMED_METRICS,
-    ECE,
-    GCE,
-    MCE,
-    RMSCE,
-    SCE,
-    ToprCE,
-    expected_calibration_error,
-)
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = [
@@ -266,55 +264,75 @@ class _TableSums:
         return np.where(totals > 0, values, np.nan)
 
 
-# The named equal-width binned metrics, by their row of gce._NAMED_METRICS (their GCE
-# settings).  ACE and TACE (equal mass) are not here: their bins are re-cut per weighting.
-_NAMED_GCE = {
-    ECE: "ECE",
-    expected_calibration_error: "ECE",
-    RMSCE: "RMSCE",
-    MCE: "MCE",
-    SCE: "SCE",
-    ToprCE: "ToprCE",
-}
-_GCE_DEFAULTS = {
-    "bins": 15,
-    "class_conditional": True,
-    "adaptive_bins": False,
-    "top_k_classes": 1,
-    "norm": 1,
-    "thresholding": 0.0,
-}
+def _table_call(metric: Callable, metric_options: dict) -> dict | None:
+    """The GCE call ``metric(..., **metric_options)`` stands for, if bootstrap may tabulate it.
 
-
-def _gce_settings(metric: Callable, metric_options: dict) -> dict | None:
-    """The GCE call ``metric(..., **metric_options)`` stands for; ``None`` if not binned."""
-    if metric is GCE:
-        settings = {**_GCE_DEFAULTS, **metric_options}
-        synonym = settings.pop("bin", None)  # both spellings given was refused already
-        if synonym is not None:
-            settings["bins"] = synonym
-        return settings
-    name = _NAMED_GCE.get(metric)
-    if name is None:
-        return None
-    settings = {**_GCE_DEFAULTS, **_NAMED_METRICS[name], **metric_options}
-    if name == "ToprCE":
-        settings["top_k_classes"] = settings.pop("r")
-    return settings
-
-
-def _evaluator(metric, prob, labels, weights, metric_options):
-    """The fastest way to evaluate ``metric`` under many row weightings.
-
-    Equal-mass bins (ACE, TACE, ``adaptive_bins=True``) are not fixed per row: those
-    metrics are called once per weighting, and re-cut their bins each time.
+    The metric's registry row declares it (``bootstrap='table'``: fixed-edge tables summed
+    anew for each weighting); a ``functools.partial`` of it keeps its row, its bound
+    keywords among the options.  None (the metric is called once per weighting) for any
+    other callable, and for options that only the metric's own call can judge: a name it
+    does not take, a required one missing, ``classes`` bound by a partial.
     """
-    settings = _gce_settings(metric, metric_options)
+    spec = registry.spec_of(metric)
+    if spec is None or spec.bootstrap != "table":
+        return None
+    given = {**spec.options, **metric_options}
+    parameters = inspect.signature(spec.function).parameters
+    required = {
+        name
+        for name, parameter in list(parameters.items())[2:]
+        if parameter.default is inspect.Parameter.empty
+    }
+    taken = set(parameters) - {"classes", "sample_weight"}
+    if not required <= set(given) <= taken:
+        return None
+    return registry.gce_settings(spec, metric_options)
+
+
+def _tabulated_call(metric, prob, labels, sample_weight, settings: dict, metric_options: dict):
+    """The estimate and the resampling cells of a GCE call, its rows validated once.
+
+    The engine checks the call as the metric's own call does, and its checked rows give
+    the metric's own table and reduction (the estimate, to the bit) and the cells.  None
+    when a check fails: the metric's call then raises its own error.  A Dask array, which
+    the metric takes and the cells cannot, gets the metric's errors, then the refusal.
+    """
+    if is_dask_input(prob):
+        metric(prob, labels, sample_weight=sample_weight, **metric_options)
+    engine = {key: settings.pop(key, False) for key in ("logits", "renormalize")}
+    try:
+        checked, weights, options = checked_call(
+            prob, labels, sample_weight=sample_weight, **engine, **settings
+        )
+    except (TypeError, ValueError):
+        if is_dask_input(prob):
+            raise
+        return None
+    table = checked_table(checked, weights, options)
+    estimate = _as_number(table.calibration_error(options.norm, options.debias))
+    return estimate, entry_cells(checked, options), checked.n_samples, weights
+
+
+def _evaluator(metric, prob, labels, sample_weight, metric_options):
+    """The metric of the data as given, and the fastest way to evaluate it under many weightings.
+
+    The data and the options are validated once: by the engine for a metric whose
+    registry row declares the table path (:func:`_tabulated_call`), else by the metric's
+    own call.  Equal-mass bins (ACE, TACE, ``adaptive_bins=True``) are not fixed per row:
+    those metrics are called once per weighting, and re-cut their bins each time.
+    """
+    settings = _table_call(metric, metric_options)
+    tabulated = None
     if settings is not None:
-        cells = entry_cells(prob, labels, **settings)
-        if cells is not None:
-            return _TableSums(cells, _n_rows(prob), weights)
-    return _MetricCalls(metric, prob, labels, weights, metric_options)
+        tabulated = _tabulated_call(metric, prob, labels, sample_weight, settings, metric_options)
+    if tabulated is None:
+        estimate = _as_number(metric(prob, labels, sample_weight=sample_weight, **metric_options))
+        weights = iv.check_sample_weight(sample_weight, _n_rows(prob))  # the call checked them
+        return estimate, _MetricCalls(metric, prob, labels, weights, metric_options)
+    estimate, cells, n_rows, weights = tabulated
+    if cells is None:
+        return estimate, _MetricCalls(metric, prob, labels, weights, metric_options)
+    return estimate, _TableSums(cells, n_rows, weights)
 
 
 # -- intervals from a bootstrap distribution --------------------------------------------------
@@ -497,12 +515,8 @@ def bootstrap(
     method = _check_method(method)
     rng = _check_random_state(random_state)
     labels = _class_indices(labels, metric_options)
-    estimate = _as_number(
-        metric(prob, labels, sample_weight=sample_weight, **metric_options)
-    )  # validates the data and the options once, with the metric's own messages
-    n_rows = _n_rows(prob)
-    weights = iv.check_sample_weight(sample_weight, n_rows)
-    evaluator = _evaluator(metric, prob, labels, weights, metric_options)
+    estimate, evaluator = _evaluator(metric, prob, labels, sample_weight, metric_options)
+    n_rows, weights = evaluator.n_rows, evaluator.weights
     distribution = _read_only(evaluator.from_draws(_draws(rng, n_rows, n_resamples)))
     jackknife = None
     if method == "BCa":

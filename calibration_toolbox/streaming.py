@@ -21,6 +21,7 @@ from typing import NamedTuple, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox import _registry as registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import canonical_rows
 from calibration_toolbox.binning import BlockTotals
@@ -39,33 +40,16 @@ _TABLE_OPTIONS = {
     "predicted_class": {"class_conditional": True, "top_k_classes": 1},
     "class_wise": {"class_conditional": True, "top_k_classes": "all"},
 }
-#: The named metrics an accumulator gives: the table and its reduction.
+#: The named metrics an accumulator gives, from the registry rows that stream: the table
+#: and its reduction, table after table (in the order of _TABLE_OPTIONS).
 _METRICS = {
-    "ECE": ("top_label", {"norm": 1}),
-    "RMSCE": ("top_label", {"norm": 2}),
-    "MCE": ("top_label", {"norm": "inf"}),
-    "OCE": ("top_label", {"norm": 1, "part": "over"}),
-    "UCE": ("top_label", {"norm": 1, "part": "under"}),
-    "debiased_L2": ("top_label", {"norm": 2, "debias": True}),
-    "TopLabelECE": ("predicted_class", {"norm": 1, "average": "weighted"}),
-    "SCE": ("class_wise", {"norm": 1}),
-    "class_wise_debiased_L2": ("class_wise", {"norm": 2, "debias": True}),
+    name: (stream.table, stream.reduction)
+    for kind in _TABLE_OPTIONS
+    for name, stream in registry.streamed().items()
+    if stream.table == kind
 }
-#: What does not stream, and why.
-_NOT_STREAMED = {
-    "ACE": "its equal-mass edges depend on all the rows",
-    "TACE": "its equal-mass edges depend on all the rows",
-    "TCE": "its equal-mass edges depend on all the rows (on fixed edges: 'debiased_L2')",
-    "CWCE": (
-        "its equal-mass edges depend on all the rows (on fixed edges: 'class_wise_debiased_L2')"
-    ),
-    "KSCE": "it walks the scores sorted over all the rows",
-    "KuiperCE": "it walks the scores sorted over all the rows",
-    "ECESweep": "its bin counts are chosen from all the rows",
-    "SmoothECE": "its kernel smoothing and bandwidth need all the rows",
-    "MMCE": "its kernel couples every pair of rows",
-    "SKCE": "its kernel couples every pair of rows",
-}
+#: What does not stream, and why (the registry's rows).
+_NOT_STREAMED = registry.not_streamed()
 
 
 class _Rows(NamedTuple):
@@ -317,8 +301,9 @@ class CalibrationAccumulator:
     def metric(self, name: str) -> float:
         """The metric ``name`` of all the rows seen: a key of :meth:`results`.
 
-        Names of measures that cannot stream (ACE, TACE, TCE, CWCE, KSCE, KuiperCE,
-        ECESweep, SmoothECE, MMCE, SKCE) raise ``ValueError`` saying why and what streams.
+        Names of measures that cannot stream (their registry rows say why: ACE, TACE, TCE,
+        CWCE, ToprCE, KSCE, KuiperCE, ECESweep, SmoothECE, MMCE, SKCE) raise ``ValueError``
+        saying why and what streams.
         """
         if name in _NOT_STREAMED:
             raise ValueError(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 from unittest import mock
 
 import numpy as np
@@ -15,42 +17,49 @@ from calibration_toolbox import (
     ECE,
     GCE,
     KSCE,
-    MCE,
-    OCE,
-    RMSCE,
     SCE,
-    UCE,
     MatrixScaling,
     Scores,
     SmoothECE,
-    TopLabelECE,
-    ToprCE,
+    _registry,
     _rows,
     brier_score,
     calibration_table,
     negative_log_likelihood,
 )
+from calibration_toolbox.stats import bootstrap
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
+# The option a metric cannot be called without (ToprCE's r).
+REQUIRED = {"ToprCE": {"r": 2}}
+# What the registry says runs on Dask arrays (its rows that give a number, named settings
+# of GCE included), and fixed edges given as an array.
 STREAMING = {
-    "ECE": ECE,
-    "RMSCE": RMSCE,
-    "MCE": MCE,
-    "OCE": OCE,
-    "UCE": UCE,
-    "SCE": SCE,
-    "Top2CE": lambda p, y, **kw: ToprCE(p, y, r=2, **kw),
-    "TopLabelECE": TopLabelECE,
-    "debiased L2": lambda p, y, **kw: GCE(p, y, 10, False, norm=2, debias=True, **kw),
-    "edges": lambda p, y, **kw: ECE(p, y, bins=[0, 0.3, 0.5, 0.9, 1], **kw),
-    "brier_score": brier_score,
-    "negative_log_likelihood": negative_log_likelihood,
+    row.name: functools.partial(row.function, **row.options, **REQUIRED.get(row.name, {}))
+    for row in _registry.ROWS.values()
+    if row.dask and inspect.signature(row.function).return_annotation in ("float", float)
 }
+STREAMING["edges"] = functools.partial(ECE, bins=[0, 0.3, 0.5, 0.9, 1])
 # Summed per canonical row block and the blocks in turn, as in memory: equal to the bit.
 # (ToprCE with r = 2 bins an explicit score set in memory, in one pass over all the rows.)
-EXACT = set(STREAMING) - {"Top2CE"}
+EXACT = set(STREAMING) - {"ToprCE"}
+
+
+def test_every_row_that_runs_on_dask_is_checked_here():
+    assert set(STREAMING) >= {row.name for row in _registry.on_dask()} - {"calibration_table"}
+    assert "debiased_L2" in STREAMING and len(STREAMING) >= 13
+
+
+@pytest.mark.parametrize(
+    "row", [row for row in _registry.public() if not row.dask], ids=lambda row: row.name
+)
+def test_rows_that_do_not_run_on_dask_refuse_dask_arrays(row):
+    _, prob, labels = _problem(n=200)
+    lazy = da.from_array(prob, chunks=(50, -1))
+    with pytest.raises((TypeError, ValueError), match=r"Dask|does not stream.*\.compute\(\)"):
+        row.function(lazy, labels, **REQUIRED.get(row.name, {}))
 
 
 def _small_blocks(elements):
@@ -162,3 +171,13 @@ def test_on_a_local_cluster_with_two_worker_processes(cluster_client):
     local_prob, local_labels = dask.compute(prob, labels, scheduler="threads")
     for name, value in values.items():
         assert value == STREAMING[name](local_prob, local_labels)
+
+
+def test_bootstrap_refuses_a_dask_array_after_the_metrics_own_errors():
+    _, prob, labels = _problem(n=200)
+    lazy = da.from_array(prob, chunks=(50, -1))
+    for metric, options in ((ECE, {}), (functools.partial(SCE, bins=5), {}), (GCE, {"bins": 4})):
+        with pytest.raises(TypeError, match=r"`prob` is a Dask array.*\.compute\(\)"):
+            bootstrap(metric, lazy, labels, n_resamples=3, **options)
+    with pytest.raises(ValueError, match=r"`bins` must be an integer >= 1"):
+        bootstrap(ECE, lazy, labels, n_resamples=3, bins=0)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import calibration_toolbox as ct
-from calibration_toolbox import metrics
+from calibration_toolbox import _registry, metrics
 from calibration_toolbox._validation import check_predictions
 from tests.oracle import gce as oracle_gce
 
@@ -37,22 +37,22 @@ def test_every_public_metric_takes_classes_keyword_only():
         assert "classes : " in metric.__doc__, metric.__name__
 
 
-@pytest.mark.parametrize(
-    ("metric", "options"),
-    [
-        (ct.ECE, {}),
-        (ct.SCE, {"bins": 5}),
-        (ct.ACE, {"bins": 4}),
-        (ct.ToprCE, {"r": 2}),
-        (ct.KSCE, {}),
-        (ct.SmoothECE, {}),
-        (ct.MMCE, {}),
-        (ct.brier_score, {}),
-        (ct.negative_log_likelihood, {}),
-        (ct.brier_decomposition, {}),
-        (ct.expected_calibration_error, {}),
-    ],
-)
+# Every public metric of the registry with the options of a call: its required ones and a
+# few bins (calibration_table's names are checked on its counts below).
+OPTIONS = {
+    "SCE": {"bins": 5},
+    "ACE": {"bins": 4},
+    "ToprCE": {"r": 2},
+    "SKCE": {"estimator": "biased", "bandwidth": 0.5},  # its weighted form
+}
+NAMED_CALLS = [
+    pytest.param(row.function, OPTIONS.get(row.name, {}), id=row.name)
+    for row in _registry.public()
+    if row.name != "calibration_table"
+]
+
+
+@pytest.mark.parametrize(("metric", "options"), NAMED_CALLS)
 def test_names_with_classes_equal_the_indices(metric, options):
     prob, labels = _problem()
     weights = np.linspace(0.5, 2.0, len(labels))

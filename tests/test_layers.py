@@ -28,10 +28,13 @@ SOURCE = Path(__file__).resolve().parents[1] / PACKAGE
 #: Names are relative to the package ("" is the package itself), ``fnmatch`` patterns.
 LAYERS = (
     # Leaves: facts that know no other module (block sizes and the scan, warnings, types,
-    # the Scores wrapper, the key names of files, what a metric is).
-    ("leaves", ("_typing", "_warnings", "_rows", "_registry", "scores", "_columns")),
-    # Facts of one array-like value and docstring pieces, over the leaves.
-    ("array facts", ("_arrays", "_docstrings")),
+    # docstring pieces, the Scores wrapper, the key names of files, what a metric is).
+    (
+        "leaves",
+        ("_typing", "_warnings", "_rows", "_docstrings", "_registry", "scores", "_columns"),
+    ),
+    # Facts of one array-like value, over the leaves.
+    ("array facts", ("_arrays",)),
     ("validation", ("_validation",)),
     ("binning", ("binning",)),
     # The generic chunk executor: takes the per-chunk function, knows no metric.

@@ -5,6 +5,7 @@ pytest runs with ``filterwarnings = error``, so any NumPy warning on the way fai
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -13,18 +14,14 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import softmax
 
 from calibration_toolbox import (
-    ACE,
     ECE,
     GCE,
-    MCE,
-    RMSCE,
     SCE,
-    TACE,
     TemperatureScaling,
     ToprCE,
+    _registry,
     brier_score,
     calibration_table,
-    expected_calibration_error,
     negative_log_likelihood,
 )
 from tests.conftest import load_real
@@ -104,8 +101,8 @@ def test_bad_logits(logits):
         TemperatureScaling().fit(logits, LABELS)
 
 
-METRICS = [ECE, RMSCE, MCE, ACE, SCE, TACE, GCE, calibration_table, expected_calibration_error]
-SCORING_RULES = [brier_score, negative_log_likelihood]
+# Every public metric of the registry (ToprCE apart: it is called with its r).
+METRICS = [row.function for row in _registry.public() if row.function is not ToprCE]
 
 
 def call(metric, prob, labels, **options):
@@ -114,7 +111,7 @@ def call(metric, prob, labels, **options):
     return metric(prob, labels, **options)
 
 
-@pytest.mark.parametrize("metric", [*METRICS, ToprCE, *SCORING_RULES], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("metric", [*METRICS, ToprCE], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("value", ["yes", "no", 1, 0, None, "False"])
 def test_logits_flag_must_be_boolean(metric, value):
     # a truthy string must not send probabilities down the logits path (nor 0 mean False)
@@ -289,7 +286,7 @@ def test_many_classes_reject_bad_values(bad):
 PROBABILITIES_AS_LOGITS = r"`prob` was passed with logits=True, but every row is a probabil"
 
 
-@pytest.mark.parametrize("metric", [*METRICS, ToprCE, *SCORING_RULES], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("metric", [*METRICS, ToprCE], ids=lambda f: f.__name__)
 def test_probabilities_passed_as_logits_warn(metric):
     with pytest.warns(UserWarning, match=PROBABILITIES_AS_LOGITS) as caught:
         call(metric, PROB, LABELS, logits=True)
@@ -346,7 +343,7 @@ def test_row_sum_error_points_to_renormalize_not_to_logits():
     assert "logits" not in str(error.value)
 
 
-@pytest.mark.parametrize("metric", [*METRICS, ToprCE, *SCORING_RULES], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("metric", [*METRICS, ToprCE], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_renormalize_divides_each_row_by_its_sum(metric, dtype):
     rounded, labels = rounded_predictions()
@@ -357,6 +354,9 @@ def test_renormalize_divides_each_row_by_its_sum(metric, dtype):
     expected = call(metric, normalised, labels)
     if isinstance(value, float):
         assert value == expected
+    elif dataclasses.is_dataclass(value):  # ECESweepResult, BrierDecomposition
+        for field in dataclasses.fields(value):
+            assert_array_equal(getattr(value, field.name), getattr(expected, field.name))
     else:
         assert_array_equal(value.counts, expected.counts)
     assert_array_equal(rounded, copy)  # the input is not modified

@@ -1,9 +1,10 @@
 """The metrics of the command line by name (``--metrics``): one table, name -> call.
 
-Every metric of the library is here once, with what the command line passes it: the number
-of bins for the binned ones, ``logits``, and the fixed options that make a library call
-into the named measure (``DebiasedL2`` is ``GCE(norm=2, debias=True)`` on the top label;
-``Top2CE`` is ``ToprCE(r=2)``).  Names are matched without regard to case.
+Every registry row with a command-line name is here once (:mod:`calibration_toolbox._registry`),
+with what the command line passes it: the number of bins for the binned ones, ``logits``,
+and the fixed options that make a library call into the named measure (``DebiasedL2`` is
+``GCE(norm=2, debias=True)`` on the top label; ``Top2CE`` is ``ToprCE(r=2)``).  Names are
+matched without regard to case.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from calibration_toolbox import metrics as measures
+from calibration_toolbox import _registry as registry
 
 __all__ = ["DEFAULT_METRICS", "METRICS", "Metric", "parse_metrics"]
 
@@ -57,39 +58,26 @@ class Metric:
         return float(self.function(prob, labels, **self.keywords(bins, logits)))
 
 
-METRICS: dict[str, Metric] = {
-    metric.name: metric
-    for metric in (
-        Metric("ECE", measures.ECE, streamed="ECE"),
-        Metric("MCE", measures.MCE, streamed="MCE"),
-        Metric("RMSCE", measures.RMSCE, streamed="RMSCE"),
-        Metric("SCE", measures.SCE, class_wise=True, streamed="SCE"),
-        Metric("ACE", measures.ACE, class_wise=True),
-        Metric("TACE", measures.TACE, class_wise=True),
-        Metric("OCE", measures.OCE, streamed="OCE"),
-        Metric("UCE", measures.UCE, streamed="UCE"),
-        Metric("TCE", measures.TCE),
-        Metric("CWCE", measures.CWCE, class_wise=True),
-        Metric("TopLabelECE", measures.TopLabelECE, class_wise=True, streamed="TopLabelECE"),
-        Metric(
-            "DebiasedL2",
-            measures.GCE,
-            options={"class_conditional": False, "norm": 2, "debias": True},
-            streamed="debiased_L2",
-        ),
-        Metric("KSCE", measures.KSCE, binned=False),
-        Metric("KuiperCE", measures.KuiperCE, binned=False),
-        Metric("MMCE", measures.MMCE, binned=False),
-        Metric("SKCE", measures.SKCE, binned=False, class_wise=True),
-        Metric("SmoothECE", measures.SmoothECE, binned=False),
-        Metric("Brier", measures.brier_score, binned=False, streamed="brier_score"),
-        Metric(
-            "NLL",
-            measures.negative_log_likelihood,
-            binned=False,
-            streamed="negative_log_likelihood",
-        ),
+def _of_row(row: registry.MetricSpec, name: str, **options: object) -> Metric:
+    """The command line's metric ``name`` of a registry row (``options`` added to its own)."""
+    stream = None if row.stream is None else row.stream.name
+    return Metric(
+        name,
+        row.function,
+        binned=row.binned,
+        class_wise=row.class_wise,
+        options={**row.options, **options},
+        streamed=stream,
     )
+
+
+_TOP_R_ROW = next(row for row in registry.command_line() if row.command_line == "Top<r>CE")
+#: The metrics of ``--metrics`` by name: the registry's rows with a command-line name, in
+#: its order (``Top<r>CE`` is matched by pattern: ToprCE with ``r``).
+METRICS: dict[str, Metric] = {
+    row.command_line: _of_row(row, row.command_line)
+    for row in registry.command_line()
+    if row is not _TOP_R_ROW
 }
 #: The report's metrics without ``--metrics`` (the class-wise ones are left out with --scores).
 DEFAULT_METRICS = ("ECE", "MCE", "RMSCE", "SCE", "ACE", "TACE", "Brier", "NLL")
@@ -106,7 +94,7 @@ def _metric(name: str) -> Metric | None:
     if top_r is None:
         return None
     r = int(top_r.group(1))
-    return Metric(f"Top{r}CE", measures.ToprCE, class_wise=True, options={"r": r})
+    return _of_row(_TOP_R_ROW, f"Top{r}CE", r=r)
 
 
 def parse_metrics(text: str | None) -> tuple[Metric, ...]:

@@ -22,6 +22,7 @@ from dataclasses import replace
 import numpy as np
 
 from calibration_toolbox import CalibrationAccumulator
+from calibration_toolbox import _registry as registry
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.cli._blocks import FileBlocks, fit_on_share, in_file_rows
 from calibration_toolbox.cli._document import (
@@ -87,16 +88,21 @@ def _left_out(args: argparse.Namespace, options: ReportOptions) -> list[str]:
 
 
 def _tables(options: ReportOptions, scores: bool) -> list[str]:
-    """The accumulator's tables that the report needs (each is one pass over a block)."""
+    """The accumulator's tables that the report needs (each is one pass over a block).
+
+    The top label's always, each streamed metric's (its registry row's), the predicted
+    class's with ``--per-class`` and the class-wise one for the class tables.
+    """
     if scores:
         return ["top_label"]
-    streamed = {metric.streamed for metric in options.metrics}
-    tables = ["top_label"]
-    if "TopLabelECE" in streamed or options.per_class:
-        tables.append("predicted_class")
-    if "SCE" in streamed or options.class_tables:
-        tables.append("class_wise")
-    return tables
+    streams = registry.streamed()
+    needed = {streams[metric.streamed].table for metric in options.metrics if metric.streamed}
+    needed |= {"top_label"}
+    if options.per_class:
+        needed.add("predicted_class")
+    if options.class_tables:
+        needed.add("class_wise")
+    return [kind for kind in CalibrationAccumulator().tables if kind in needed]
 
 
 class _Columns:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from calibration_toolbox import _dask
+from calibration_toolbox import _dask, _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._arrays import is_dask_input
 from calibration_toolbox.metrics._kernels import tabulate
@@ -84,14 +84,7 @@ def checked_call(
     if isinstance(prob, Scores) and not (
         top_label and not iv.check_flag(options["class_conditional"], "class_conditional")
     ):
-        raise ValueError(
-            "class-wise measures (class_conditional=True, or top_k_classes other than 1: "
-            "SCE, ACE, TACE, ToprCE, CWCE, TopLabelECE) need a (N, K) probability matrix; "
-            "Scores holds one score per row. Bin Scores with ECE, RMSCE, MCE, OCE, UCE, TCE, "
-            "or GCE/calibration_table with class_conditional=False and top_k_classes=1; "
-            "pass a binary classifier's "
-            "P(y = 1) here as np.column_stack([1 - p, p])."
-        )
+        raise _class_wise_refusal()
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=top_label, defer_scan=True
     )
@@ -105,6 +98,21 @@ def checked_call(
     if isinstance(checked, iv.PendingPredictions) and not gce_options.bins_rows_as_checked:
         checked = checked.checked(top_label)
     return checked, weights, gce_options
+
+
+def _class_wise_refusal() -> ValueError:
+    """The error of a class-wise GCE call given ``Scores``, naming the registry's metrics."""
+    class_wise = ", ".join(row.name for row in _registry.class_wise() if row.binned)
+    acceptors = [row for row in _registry.accepting_scores() if row.binned]
+    named = ", ".join(row.name for row in acceptors if row.settings)  # ECE, ...: rows of GCE
+    either = "/".join(row.name for row in acceptors if row.settings is None)
+    return ValueError(
+        "class-wise measures (class_conditional=True, or top_k_classes other than 1: "
+        f"{class_wise}) need a (N, K) probability matrix; Scores holds one score per row. "
+        f"Bin Scores with {named}, or {either} with class_conditional=False and "
+        "top_k_classes=1; pass a binary classifier's P(y = 1) here as "
+        "np.column_stack([1 - p, p])."
+    )
 
 
 def checked_table(
@@ -138,20 +146,12 @@ class EntryCells:
     debias: bool
 
 
-def entry_cells(prob: ArrayLike, labels: ArrayLike, **options: object) -> EntryCells | None:
-    """The score set of ``GCE(prob, labels, **options)`` with its cells; ``None`` for equal mass.
+def entry_cells(checked: iv.CheckedInput, gce_options: GCEOptions) -> EntryCells | None:
+    """The score set of a checked GCE call with its cells; ``None`` for equal mass.
 
-    ``options`` are GCE's (``bins``, ..., ``logits``, ``renormalize``; no weights).
-    Equal-mass edges depend on the weights, so those bins are not fixed per entry.
+    ``checked`` and ``gce_options`` are :func:`checked_call`'s (the rows are not checked
+    again).  Equal-mass edges depend on the weights, so those bins are not fixed per entry.
     """
-    engine_keys = ("logits", "renormalize")
-    checked, _, gce_options = checked_call(
-        prob,
-        labels,
-        sample_weight=None,
-        **{key: options.pop(key, False) for key in engine_keys},
-        **options,
-    )
     if gce_options.adaptive_bins:
         return None
     if isinstance(checked, iv.PendingPredictions):

@@ -17,6 +17,7 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._rows import SORT_CHUNK_ELEMENTS, row_blocks
@@ -229,6 +230,7 @@ _SHARED_SETS = r"""
 _shared_docstring = with_fragments({"{parameters}": _SHARED_PARAMETERS, "{sets}": _SHARED_SETS})
 
 
+@_registry.metric("KSCE")
 @iv.accepts_classes
 @_shared_docstring
 def KSCE(
@@ -292,6 +294,7 @@ def KSCE(
     return float(np.maximum(highs, -lows).mean())
 
 
+@_registry.metric("KuiperCE")
 @iv.accepts_classes
 @_shared_docstring
 def KuiperCE(
@@ -546,6 +549,7 @@ def _roelofs_sweep(
     return ECESweepResult(_rank_bin_error(pairs, values, n_bins, p), n_bins)
 
 
+@_registry.metric("ECESweep")
 @iv.accepts_classes
 def ECESweep(
     prob: PredictionsLike,

@@ -14,6 +14,7 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox.binning import assign_bins
@@ -57,6 +58,7 @@ class BrierDecomposition:
     within_bin_covariance: float
 
 
+@_registry.metric("brier_decomposition")
 @iv.accepts_classes
 def brier_decomposition(
     prob: PredictionsLike,
@@ -146,10 +148,11 @@ def brier_decomposition(
 
     Examples
     --------
+    >>> from calibration_toolbox import Scores, brier_decomposition
+
     Four forecasts of rain, two bins: (0.1, 0.3) with no rain then rain, (0.8, 0.6) with
     rain twice.
 
-    >>> from calibration_toolbox import Scores, brier_decomposition
     >>> parts = brier_decomposition(Scores([0.1, 0.3, 0.8, 0.6]), [0, 1, 1, 1], bins=2)
     >>> parts.brier_score, parts.reliability, parts.resolution, parts.uncertainty
     (0.175, 0.09, 0.0625, 0.1875)

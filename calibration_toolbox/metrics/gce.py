@@ -19,6 +19,7 @@ from typing import Union
 
 from numpy.typing import ArrayLike
 
+from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox.metrics._engine import tabulated
@@ -128,6 +129,7 @@ _DOC_FRAGMENTS = {
 _shared_docstring = with_fragments(_DOC_FRAGMENTS)
 
 
+@_registry.metric("calibration_table")
 @iv.accepts_classes
 @_shared_docstring
 def calibration_table(
@@ -201,6 +203,7 @@ def calibration_table(
     return table
 
 
+@_registry.metric("GCE")
 @iv.accepts_classes
 @_shared_docstring
 def GCE(
@@ -340,44 +343,6 @@ def _binned_error(
     )
 
 
-# The named metrics: GCE with the settings of the README's table, one row each, and the
-# table reduction (`part`, `average` of CalibrationTable.calibration_error) where it is not
-# GCE's.  ToprCE's `top_k_classes` is its `r`, TACE's `thresholding` and OCE/UCE's
-# `adaptive_bins` their own options: the callers give them.
-_NAMED_METRICS = {
-    "ECE": {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1, "norm": 1},
-    "RMSCE": {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1, "norm": 2},
-    "MCE": {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1, "norm": "inf"},
-    "ACE": {"class_conditional": True, "adaptive_bins": True, "top_k_classes": "all", "norm": 1},
-    "SCE": {"class_conditional": True, "adaptive_bins": False, "top_k_classes": "all", "norm": 1},
-    "ToprCE": {"class_conditional": True, "adaptive_bins": False, "norm": 1},
-    "TACE": {"class_conditional": True, "adaptive_bins": True, "top_k_classes": "all", "norm": 1},
-    "TCE": {
-        "class_conditional": False,
-        "adaptive_bins": True,
-        "top_k_classes": 1,
-        "norm": 2,
-        "debias": True,
-    },
-    "CWCE": {
-        "class_conditional": True,
-        "adaptive_bins": True,
-        "top_k_classes": "all",
-        "norm": 2,
-        "debias": True,
-    },
-    "OCE": {"class_conditional": False, "top_k_classes": 1, "norm": 1, "part": "over"},
-    "UCE": {"class_conditional": False, "top_k_classes": 1, "norm": 1, "part": "under"},
-    "TopLabelECE": {
-        "class_conditional": True,
-        "adaptive_bins": False,
-        "top_k_classes": 1,
-        "norm": 1,
-        "average": "weighted",
-    },
-}
-
-
 def _named_metric(
     name,
     prob,
@@ -390,11 +355,17 @@ def _named_metric(
     thresholding=0.0,
     adaptive_bins=False,
 ):
-    """The metric ``name`` of ``_NAMED_METRICS``: its row of settings, binned and reduced."""
+    """The metric ``name``: its registry row's settings, binned and reduced.
+
+    The settings are those of the README's table, with the table reduction (``part``,
+    ``average`` of :meth:`CalibrationTable.calibration_error`) where it is not GCE's;
+    ToprCE's ``top_k_classes`` is its ``r``, TACE's ``thresholding`` and OCE/UCE's
+    ``adaptive_bins`` their own options: the callers give them.
+    """
     settings = {
         "top_k_classes": top_k,
         "adaptive_bins": adaptive_bins,
-        **_NAMED_METRICS[name],
+        **_registry.ROWS[name].settings,
         "thresholding": thresholding,
     }
     return _binned_error(
@@ -408,6 +379,7 @@ def _named_metric(
     )
 
 
+@_registry.metric("ECE")
 @iv.accepts_classes
 @_shared_docstring
 def ECE(
@@ -464,6 +436,7 @@ def ECE(
     return _named_metric("ECE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("RMSCE")
 @iv.accepts_classes
 @_shared_docstring
 def RMSCE(
@@ -508,6 +481,7 @@ def RMSCE(
     return _named_metric("RMSCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("MCE")
 @iv.accepts_classes
 @_shared_docstring
 def MCE(
@@ -553,6 +527,7 @@ def MCE(
     return _named_metric("MCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("ACE")
 @iv.accepts_classes
 @_shared_docstring
 def ACE(
@@ -600,6 +575,7 @@ def ACE(
     return _named_metric("ACE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("SCE")
 @iv.accepts_classes
 @_shared_docstring
 def SCE(
@@ -649,6 +625,7 @@ def SCE(
     return _named_metric("SCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("ToprCE")
 @iv.accepts_classes
 @_shared_docstring
 def ToprCE(
@@ -707,6 +684,7 @@ def ToprCE(
     return _named_metric("ToprCE", prob, labels, bins, logits, sample_weight, renormalize, top_k)
 
 
+@_registry.metric("TACE")
 @iv.accepts_classes
 @_shared_docstring
 def TACE(
@@ -769,6 +747,7 @@ def TACE(
     )
 
 
+@_registry.metric("expected_calibration_error")
 @iv.accepts_classes
 @_shared_docstring
 def expected_calibration_error(
@@ -810,6 +789,7 @@ def expected_calibration_error(
     )
 
 
+@_registry.metric("OCE")
 @iv.accepts_classes
 @_shared_docstring
 def OCE(
@@ -879,6 +859,7 @@ def OCE(
     )
 
 
+@_registry.metric("UCE")
 @iv.accepts_classes
 @_shared_docstring
 def UCE(
@@ -942,6 +923,7 @@ def UCE(
     )
 
 
+@_registry.metric("TCE")
 @iv.accepts_classes
 @_shared_docstring
 def TCE(
@@ -1004,6 +986,7 @@ def TCE(
     return _named_metric("TCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("CWCE")
 @iv.accepts_classes
 @_shared_docstring
 def CWCE(
@@ -1055,6 +1038,7 @@ def CWCE(
     return _named_metric("CWCE", prob, labels, bins, logits, sample_weight, renormalize)
 
 
+@_registry.metric("TopLabelECE")
 @iv.accepts_classes
 @_shared_docstring
 def TopLabelECE(
@@ -1107,10 +1091,11 @@ def TopLabelECE(
 
     Examples
     --------
+    >>> from calibration_toolbox import ECE, TopLabelECE, ToprCE
+
     Three rows predicted as class 0 (confidences 0.9, 0.8, 0.6; two right: gap 0.1) and
     one as class 1 (confidence 0.7, right: gap 0.3):
 
-    >>> from calibration_toolbox import ECE, TopLabelECE, ToprCE
     >>> prob = [[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.3, 0.7]]
     >>> labels = [1, 0, 0, 1]
     >>> round(TopLabelECE(prob, labels, bins=2), 12)  # 3/4 * 0.1 + 1/4 * 0.3

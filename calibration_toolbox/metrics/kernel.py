@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox.scores import PredictionsLike, Scores
 
@@ -140,6 +141,7 @@ def _mmce_pairs(prob: PredictionsLike, labels: ArrayLike, logits: object, renorm
     return checked.top_label()
 
 
+@_registry.metric("MMCE")
 @iv.accepts_classes
 def MMCE(
     prob: PredictionsLike,
@@ -218,11 +220,12 @@ def MMCE(
 
     Examples
     --------
+    >>> from calibration_toolbox import MMCE, Scores
+
     Confidences (0.9, 0.6, 0.7), correct (1, 0, 1), residuals d = (0.1, -0.6, 0.3):
     the form is 0.46 + 2 (-0.06 e^{-0.75} + 0.03 e^{-0.5} - 0.18 e^{-0.25}) = 0.159340,
     and MMCE = sqrt(0.159340 / 9):
 
-    >>> from calibration_toolbox import MMCE, Scores
     >>> round(MMCE([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7]], [0, 1, 1]), 6)
     0.133058
     >>> round(MMCE(Scores([0.9, 0.6, 0.7]), [1, 0, 1]), 6)
@@ -392,6 +395,7 @@ def _block_estimate(prob: NDArray, labels: NDArray, bandwidth: float, block_size
     return total / (n_blocks * block_size * (block_size - 1) / 2)
 
 
+@_registry.metric("SKCE")
 @iv.accepts_classes
 def SKCE(
     prob: ArrayLike,

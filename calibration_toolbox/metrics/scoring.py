@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_expit, logsumexp
 
-from calibration_toolbox import _arrays, _dask
+from calibration_toolbox import _arrays, _dask, _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import HAND_OVER_ROWS, canonical_blocks, canonical_rows, row_blocks
 from calibration_toolbox.scores import PredictionsLike, Scores
@@ -24,6 +24,7 @@ def _weighted_sum(values: NDArray, weights: NDArray | None) -> float:
     return np.dot(weights[positive], values[positive])
 
 
+@_registry.metric("brier_score")
 @iv.accepts_classes
 def brier_score(
     prob: PredictionsLike,
@@ -189,6 +190,7 @@ def _row_total(
     return sums[0]
 
 
+@_registry.metric("negative_log_likelihood")
 @iv.accepts_classes
 def negative_log_likelihood(
     prob: PredictionsLike,

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import fft, optimize
 
+from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox.scores import PredictionsLike
 
@@ -107,6 +108,7 @@ def _root_between(spectrum: _ResidualSpectrum, lower: float, upper: float) -> fl
     return spectrum.error(root)
 
 
+@_registry.metric("SmoothECE")
 @iv.accepts_classes
 def SmoothECE(
     prob: PredictionsLike,
@@ -197,13 +199,14 @@ def SmoothECE(
 
     Examples
     --------
+    >>> from calibration_toolbox import Scores, SmoothECE
+
     Every residual has the same sign, so smoothing cannot cancel any of it: the value is
     the mean residual 0.6 at any bandwidth.  Two residuals +0.6 and -0.6 at 0.4 and 0.6
     cancel in part: :math:`0.6\,\mathrm{erf}(0.1 / (\sigma \sqrt 2))` far from the ends.
     Top label: residuals +0.1, -0.8 and -0.7 (the fixed point is wide enough that the
     smoothed residual is negative everywhere, so the value is 1.4 / 3).
 
-    >>> from calibration_toolbox import Scores, SmoothECE
     >>> round(SmoothECE(Scores([0.2, 0.6]), [1, 1]), 12)
     0.6
     >>> round(SmoothECE(Scores([0.4, 0.6]), [1, 0], bandwidth=0.05), 6)

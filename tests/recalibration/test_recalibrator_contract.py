@@ -26,16 +26,14 @@ from scipy.special import softmax
 import calibration_toolbox as ct
 from calibration_toolbox.datasets import make_overconfident
 
+# Every public recalibrator: the subclasses of Recalibrator that the package exports, so a
+# new one cannot escape the contract.
 CLASSES = [
-    ct.TemperatureScaling,
-    ct.EnsembleTemperatureScaling,
-    ct.VectorScaling,
-    ct.MatrixScaling,
-    ct.DirichletCalibration,
-    ct.PlattScaling,
-    ct.BetaCalibration,
-    ct.IsotonicCalibration,
-    ct.HistogramBinning,
+    value
+    for value in (getattr(ct, name) for name in ct.__all__)
+    if isinstance(value, type)
+    and issubclass(value, ct.Recalibrator)
+    and value is not ct.Recalibrator
 ]
 ON_LOGITS = {
     ct.TemperatureScaling: True,
@@ -82,6 +80,13 @@ CASES = {
         lambda: ct.HistogramBinning(adaptive_bins=True), False, scale_invariant=False
     ),
 }
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda cls: cls.__name__)
+def test_every_public_recalibrator_has_its_fitted_case_and_alternatives(cls):
+    assert len(CLASSES) >= 9
+    assert cls.__name__ in CASES and CASES[cls.__name__].make().__class__ is cls
+    assert cls in ALTERNATIVES
 
 
 def assert_probabilities(probs, X):
