@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration_toolbox._columns import hits, select
+from calibration_toolbox._errors import InputError
 
 CSV_LABEL_COLUMNS = ("label", "labels", "y")
 """Header names of the labels column of a ``.csv`` (without a header: the last column)."""
@@ -240,7 +241,11 @@ def _chosen(path: Path, header, data: list[int], columns: Columns):
     if header is None:
         given = columns.given()
         if given:
-            raise ValueError(f"`{given[0]}` needs a header naming the columns; {path} has none.")
+            raise InputError(
+                "{argument} needs a header naming the columns; {path} has none.",
+                argument=given[0],
+                path=path,
+            )
         if columns.optional_labels:
             return None, data, None
         return data[-1], data[:-1], None
@@ -258,10 +263,13 @@ def _chosen(path: Path, header, data: list[int], columns: Columns):
     if chosen.predicted is None and columns.prob is None:  # every other column, in order
         prob = [i for i in data if i != label_column]
         if columns.scores and len(prob) > 1:
-            raise ValueError(
-                f"{path} holds {len(prob)} columns beside the labels "
-                f"({', '.join(header[i] for i in prob)}) and one score per row is read: "
-                "name the scores with `prob_column`."
+            raise InputError(
+                "{path} holds {value} columns beside the labels "
+                "({value2}) and one score per row is read: "
+                "name the scores with {prob_column}.",
+                path=path,
+                value=len(prob),
+                value2=", ".join(header[i] for i in prob),
             )
         return label_column, prob, None
     predicted = None if chosen.predicted is None else position[chosen.predicted]
@@ -270,7 +278,11 @@ def _chosen(path: Path, header, data: list[int], columns: Columns):
 
 def _check_sep(sep: object) -> str:
     if not (isinstance(sep, str) and len(sep) == 1 and sep not in '"\r\n'):
-        raise ValueError(f"`sep` must be one character, such as ',', ';' or '\\t'; got {sep!r}.")
+        raise InputError(
+            "{sep} must be one character, such as ',', ';' or '\\t'; got {value!r}.",
+            argument="sep",
+            value=sep,
+        )
     return sep
 
 
@@ -284,9 +296,11 @@ def _separator(path: Path, line: str) -> str:
     found = [sep for sep in SEPARATORS if sep in bare]
     if len(found) > 1:
         names = " and ".join(_name(sep) for sep in found)
-        raise ValueError(
-            f"{path} line 1 holds both {names}: cannot tell which separates the cells; pass "
-            "`sep` (a decimal comma is not read: write numbers with a point)."
+        raise InputError(
+            "{path} line 1 holds both {names}: cannot tell which separates the cells; pass "
+            "{sep} (a decimal comma is not read: write numbers with a point).",
+            path=path,
+            names=names,
         )
     return found[0] if found else ","
 

@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import betaincinv, ndtr, ndtri
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.metrics.gce import (
     _NAMED_METRICS,
@@ -115,9 +116,10 @@ class ConsistencyTestResult:
 # -- argument checks -------------------------------------------------------------------------
 def _check_metric(metric: object) -> Callable:
     if not callable(metric):
-        raise TypeError(
-            "`metric` must be a callable metric(prob, labels, ...) such as ECE; "
-            f"got {type(metric).__name__}."
+        raise InputTypeError(
+            "{metric} must be a callable metric(prob, labels, ...) such as ECE; got {value}.",
+            argument="metric",
+            value=type(metric).__name__,
         )
     return metric
 
@@ -126,9 +128,11 @@ def _check_random_state(random_state: object) -> np.random.Generator:
     try:
         return np.random.default_rng(random_state)
     except (TypeError, ValueError):
-        raise TypeError(
-            "`random_state` must be None, an integer seed or a numpy.random.Generator; "
-            f"got {type(random_state).__name__}."
+        raise InputTypeError(
+            "{random_state} must be None, an integer seed or a numpy.random.Generator; "
+            "got {value}.",
+            argument="random_state",
+            value=type(random_state).__name__,
         ) from None
 
 
@@ -138,15 +142,29 @@ def _check_method(method: object) -> str:
         return names[method.lower()]
     expected = ", ".join(repr(name) for name in _METHODS)
     if not isinstance(method, str):
-        raise TypeError(f"`method` must be one of {expected}; got {type(method).__name__}.")
-    raise ValueError(f"`method` must be one of {expected}; got {method!r}.")
+        raise InputTypeError(
+            "{method} must be one of {expected}; got {value}.",
+            argument="method",
+            expected=expected,
+            value=type(method).__name__,
+        )
+    raise InputError(
+        "{method} must be one of {expected}; got {value!r}.",
+        argument="method",
+        expected=expected,
+        value=method,
+    )
 
 
 def _as_number(value: object) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"`metric` must return a number; got {type(value).__name__}.") from None
+        raise InputTypeError(
+            "{metric} must return a number; got {value}.",
+            argument="metric",
+            value=type(value).__name__,
+        ) from None
 
 
 def _n_rows(prob: PredictionsLike) -> int:
@@ -642,9 +660,10 @@ def consistency_test(
 # -- per-bin intervals ------------------------------------------------------------------------
 def _check_table(table: object) -> CalibrationTable:
     if not isinstance(table, CalibrationTable):
-        raise TypeError(
-            "`table` must be a CalibrationTable (from calibration_table); "
-            f"got {type(table).__name__}."
+        raise InputTypeError(
+            "{table} must be a CalibrationTable (from calibration_table); got {value}.",
+            argument="table",
+            value=type(table).__name__,
         )
     return table
 

@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import isotonic_regression
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import InputError, Text
 from calibration_toolbox._rows import SORT_CHUNK_ELEMENTS, row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.binning import (
@@ -89,9 +90,12 @@ def _fit_inputs(
         missing = np.flatnonzero(np.bincount(labels, minlength=n_classes) == 0)
         if len(missing):
             warn(
-                f"classes {missing.tolist()} never occur in `y` (with positive weight); "
-                f"{name} estimates their probability as 0 wherever calibration scores were "
-                "seen."
+                Text(
+                    "classes {missing} never occur in {y} (with positive weight); "
+                    "{name} estimates their probability as 0 wherever calibration scores were "
+                    "seen.",
+                    fields={"missing": missing.tolist(), "name": name},
+                )
             )
     scores = _problem_scores(prob, mode)
     return scores, _problem_positives(prob, labels, mode), weights, n_classes
@@ -271,10 +275,15 @@ def _out_of_range(column: NDArray, knots: NDArray, where: str) -> None:
     outside = (column < knots[0]) | (column > knots[-1])
     if outside.any():
         bad = float(column[np.flatnonzero(outside)[0]])
-        raise ValueError(
-            f"`X` holds the score {bad!r} in {where}, outside the range seen in "
-            f"fit [{float(knots[0])!r}, {float(knots[-1])!r}]; use "
-            "out_of_bounds='clip' to extrapolate by the end values."
+        raise InputError(
+            "{X:holds} the score {bad!r} in {where}, outside the range seen in "
+            "fit [{value!r}, {value2!r}]; use "
+            "out_of_bounds='clip' to extrapolate by the end values.",
+            argument="X",
+            bad=bad,
+            where=where,
+            value=float(knots[0]),
+            value2=float(knots[-1]),
         )
 
 
