@@ -298,15 +298,27 @@ def _shape_for(shape: tuple, ndim: int) -> tuple:
 
 
 def _check_keys(mapping: object, expected, what: str, *, allow_missing: bool = False):
-    """``mapping`` must be a dict whose keys are ``expected`` (or a subset of them)."""
+    """``mapping`` must be a dict whose keys are ``expected`` (or a subset of them).
+
+    ``what`` is a :class:`~calibration_toolbox._errors.Name` (``Name("fitted")``) or words.
+    """
     if not isinstance(mapping, dict):
-        raise ValueError(f"{what} must be a JSON object (dict); got {type(mapping).__name__}.")
+        raise InputError(
+            "{what} must be a JSON object (dict); got {kind}.",
+            what=what,
+            kind=type(mapping).__name__,
+        )
     unknown = sorted(str(key) for key in mapping if key not in expected)
     if unknown:
-        raise ValueError(f"{what} has unknown key(s) {unknown}; expected {list(expected)}.")
+        raise InputError(
+            "{what} has unknown key(s) {unknown}; expected {expected}.",
+            what=what,
+            unknown=unknown,
+            expected=list(expected),
+        )
     missing = [key for key in expected if key not in mapping]
     if missing and not allow_missing:
-        raise ValueError(f"{what} lacks the key(s) {missing}.")
+        raise InputError("{what} lacks the key(s) {missing}.", what=what, missing=missing)
 
 
 class Recalibrator:
@@ -567,7 +579,7 @@ class Recalibrator:
     def _decoded_state(cls, fitted: object) -> dict[str, Any]:
         """The fitted attributes of a description, checked against the class's schema."""
         schema = cls._schema()
-        _check_keys(fitted, schema, "`fitted`")
+        _check_keys(fitted, schema, Name("fitted"))
         state = {}
         # Scalars first: the array shapes are given in terms of them.
         for name, field in sorted(schema.items(), key=lambda item: item[1].kind == "array"):
@@ -713,7 +725,7 @@ def _resolve_class(cls: type[Recalibrator], name: object) -> type[Recalibrator]:
 def _init_arguments(target: type[Recalibrator], params: object) -> dict[str, Any]:
     """``__init__`` arguments from stored parameters (lists back to tuples where due)."""
     signature = inspect.signature(target.__init__).parameters
-    _check_keys(params, target._param_names(), "`params`", allow_missing=True)
+    _check_keys(params, target._param_names(), Name("params"), allow_missing=True)
     return {
         name: tuple(value)
         if isinstance(signature[name].default, tuple) and isinstance(value, list)
