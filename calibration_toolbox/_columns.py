@@ -121,11 +121,11 @@ def prob_columns(path: Path, names: Sequence[str], prob_column, exclude: str) ->
         matched = [name for name in names if name.startswith(prefix) and name != exclude]
         if not matched:
             raise InputError(
-                "{prob_column} {value!r} matches no column of {path} ({value2}).",
+                "{prob_column} {given!r} matches no column of {path} ({names}).",
                 argument="prob_column",
-                value=prob_column,
+                given=prob_column,
                 path=path,
-                value2=list(names),
+                names=list(names),
             )
         return matched
     wanted = [prob_column] if isinstance(prob_column, str) else list(prob_column)

@@ -264,12 +264,12 @@ def _chosen(path: Path, header, data: list[int], columns: Columns):
         prob = [i for i in data if i != label_column]
         if columns.scores and len(prob) > 1:
             raise InputError(
-                "{path} holds {value} columns beside the labels "
-                "({value2}) and one score per row is read: "
+                "{path} holds {count} columns beside the labels "
+                "({names}) and one score per row is read: "
                 "name the scores with {prob_column}.",
                 path=path,
-                value=len(prob),
-                value2=", ".join(header[i] for i in prob),
+                count=len(prob),
+                names=", ".join(header[i] for i in prob),
             )
         return label_column, prob, None
     predicted = None if chosen.predicted is None else position[chosen.predicted]

@@ -233,12 +233,12 @@ def _refuse_swapped(prob: ArrayLike, labels: ArrayLike) -> None:
     if _looks_like_predictions(other):
         raise InputError(
             "{prob} and {labels} look swapped: {prob:holds} whole numbers of shape "
-            "{shape}, as class labels do, and {labels:holds} probabilities of shape "
-            "{shape2}. The metrics take (prob, labels); scikit-learn's take (y_true, "
+            "{prob_shape}, as class labels do, and {labels:holds} probabilities of shape "
+            "{labels_shape}. The metrics take (prob, labels); scikit-learn's take (y_true, "
             "y_prob): pass the predictions first.",
             argument="prob",
-            shape=given.shape,
-            shape2=other.shape,
+            prob_shape=given.shape,
+            labels_shape=other.shape,
         )
 
 
@@ -573,12 +573,11 @@ def _raise_range(array: NDArray, name: str) -> None:
     row = int(np.flatnonzero(outside)[0])
     raise InputError(
         "{argument} must hold probabilities in [0, 1]; row {row} has values from "
-        "{value!r} to {value2!r}. If {argument:holds} logits, "
-        "pass {logits_flag}.",
+        "{low!r} to {high!r}. If {argument:holds} logits, pass {logits_flag}.",
         argument=name,
         row=row,
-        value=float(flat[row].min()),
-        value2=float(flat[row].max()),
+        low=float(flat[row].min()),
+        high=float(flat[row].max()),
     )
 
 
@@ -819,12 +818,12 @@ def check_class_names(
     values = np.asarray(labels)
     if _text_kind(values) != _text_kind(names):
         raise InputTypeError(
-            "{argument} are looked up by name in {classes} when it is given; got {dtype} "
-            "labels and {dtype2} class names. Integer labels are column indices "
+            "{argument} are looked up by name in {classes} when it is given; got {labels_dtype} "
+            "labels and {names_dtype} class names. Integer labels are column indices "
             "already: pass {classes} only with labels that are names.",
             argument=name,
-            dtype=values.dtype,
-            dtype2=names.dtype,
+            labels_dtype=values.dtype,
+            names_dtype=names.dtype,
         )
     if _text_kind(values):
         values = values.astype(str)
@@ -835,11 +834,11 @@ def check_class_names(
     if not found.all():
         row = int(np.flatnonzero(~found.ravel())[0])
         raise InputError(
-            "{argument:holds} {value!r} (row {row}), which is not in {classes} ({value2}).",
+            "{argument:holds} {label!r} (row {row}), which is not in {classes} ({names}).",
             argument=name,
             row=first_row + row,
-            value=values.ravel()[row].item(),
-            value2=_first_names(names, 8),
+            label=values.ravel()[row].item(),
+            names=_first_names(names, 8),
         )
     return order[where].astype(np.intp, copy=False)
 
@@ -849,10 +848,10 @@ def _class_names(classes: ArrayLike, n_classes: int | None) -> NDArray:
     if isinstance(classes, str):
         raise InputTypeError(
             "{classes} must be a sequence of class names, one per column; got the string "
-            "{value} (split it: {value2}).",
+            "{given} (split it: {split}).",
             argument="classes",
-            value=_describe(classes),
-            value2=_describe(classes.split(",")),
+            given=_describe(classes),
+            split=_describe(classes.split(",")),
         )
     names = np.asarray(classes)
     if _text_kind(names):

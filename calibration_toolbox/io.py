@@ -396,11 +396,11 @@ class _Options:
         if suffix not in _FORMATS:
             suffixes = list(_FORMATS)
             raise InputError(
-                "{path} must end in {value} or {value2} (or {value3}); got {name!r}.",
+                "{path} must end in {first} or {last} (or {others}); got {name!r}.",
                 argument="path",
-                value=", ".join(suffixes[:2]),
-                value2=suffixes[2],
-                value3=", ".join(suffixes[3:]),
+                first=", ".join(suffixes[:2]),
+                last=suffixes[2],
+                others=", ".join(suffixes[3:]),
                 name=path.name,
             )
         format_ = _FORMATS[suffix]

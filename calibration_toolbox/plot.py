@@ -97,10 +97,10 @@ def _chosen_classes(table: CalibrationTable, classes: ArrayLike | None) -> NDArr
         )
     if chosen.min() < 0 or chosen.max() >= table.n_groups or np.unique(chosen).size < chosen.size:
         raise InputError(
-            "{classes} must be distinct class indices in [0, {value}]; got {value2!r}.",
+            "{classes} must be distinct class indices in [0, {last}]; got {given!r}.",
             argument="classes",
-            value=table.n_groups - 1,
-            value2=classes,
+            last=table.n_groups - 1,
+            given=classes,
         )
     return chosen
 

@@ -351,12 +351,12 @@ class CalibrationAccumulator:
             )
         if name not in self._available():
             raise InputError(
-                "{name} must be one of {value} for this accumulator "
-                "(tables={tables}); got {value2!r}.",
+                "{name} must be one of {available} for this accumulator "
+                "(tables={tables}); got {given!r}.",
                 argument="name",
-                value=", ".join(self._available()),
+                available=", ".join(self._available()),
                 tables=self.tables,
-                value2=name,
+                given=name,
             )
         sums = self._finished()
         if name == "brier_score":

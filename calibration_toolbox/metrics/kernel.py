@@ -387,10 +387,10 @@ def _block_estimate(prob: NDArray, labels: NDArray, bandwidth: float, block_size
     n_blocks = len(prob) // block_size
     if n_blocks == 0:
         raise InputError(
-            "{block_size} must be at most the number of rows ({value}); got {value2}.",
+            "{block_size} must be at most the number of rows ({n_rows}); got {given}.",
             argument="block_size",
-            value=len(prob),
-            value2=block_size,
+            n_rows=len(prob),
+            given=block_size,
         )
     if block_size == 2:  # the linear estimator: views of the even and odd rows, no copy
         used = 2 * n_blocks

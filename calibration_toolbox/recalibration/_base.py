@@ -228,10 +228,10 @@ def _decode_array(name: str, field: Field, stored: object) -> NDArray:
     dtype_ok = stored_dtype.kind in "iu" if integer else stored_dtype.kind == "f"
     if not dtype_ok:
         raise InputError(
-            "{argument} must be stored with dtype {value}; got {value2}.",
+            "{argument} must be stored with dtype {dtype}; got {given}.",
             argument=name,
-            value="an integer" if integer else "float64",
-            value2=_got(stored["dtype"]),
+            dtype="an integer" if integer else "float64",
+            given=_got(stored["dtype"]),
         )
     if not (
         isinstance(shape, list)
@@ -244,11 +244,11 @@ def _decode_array(name: str, field: Field, stored: object) -> NDArray:
         )
     if not (data.ndim == 1 and data.dtype.kind in kinds and data.size == math.prod(shape)):
         raise InputError(
-            "{argument} must hold a flat list of {value} {value2} for its shape {value3}.",
+            "{argument} must hold a flat list of {size} {kind} for its shape {shape}.",
             argument=name,
-            value=math.prod(shape),
-            value2="integers" if integer else "numbers",
-            value3=tuple(shape),
+            size=math.prod(shape),
+            kind="integers" if integer else "numbers",
+            shape=tuple(shape),
         )
     array = data.astype(np.intp if integer else np.float64).reshape(shape)
     if not integer:
@@ -710,12 +710,12 @@ def _resolve_class(cls: type[Recalibrator], name: object) -> type[Recalibrator]:
     )
     if target is None:
         raise InputError(
-            "{class} must name a built-in recalibrator ({value}) or "
-            "{value2}, whose {load:was} called; got {value3}.",
+            "{class} must name a built-in recalibrator ({built_in}) or "
+            "{subclass}, whose {load:was} called; got {given}.",
             argument="class",
-            value=", ".join(sorted(_REGISTRY)),
-            value2=_class_id(cls),
-            value3=_got(name),
+            built_in=", ".join(sorted(_REGISTRY)),
+            subclass=_class_id(cls),
+            given=_got(name),
         )
     if not issubclass(target, cls):
         raise ValueError(f"the description is of a {name}, not of a {cls.__name__}.")

@@ -277,13 +277,13 @@ def _out_of_range(column: NDArray, knots: NDArray, where: str) -> None:
         bad = float(column[np.flatnonzero(outside)[0]])
         raise InputError(
             "{X:holds} the score {bad!r} in {where}, outside the range seen in "
-            "fit [{value!r}, {value2!r}]; use "
+            "fit [{low!r}, {high!r}]; use "
             "out_of_bounds='clip' to extrapolate by the end values.",
             argument="X",
             bad=bad,
             where=where,
-            value=float(knots[0]),
-            value2=float(knots[-1]),
+            low=float(knots[0]),
+            high=float(knots[-1]),
         )
 
 
