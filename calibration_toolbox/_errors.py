@@ -191,6 +191,11 @@ class _Structured:
         """The 0-based row at fault (None: no single row)."""
         return self.text.innermost().row
 
+    @classmethod
+    def from_text(cls, text: Text):
+        """The error whose message is ``text``."""
+        return _remade(cls, text)
+
     def render(self, words: Words) -> str:
         """The message in ``words`` (``str(error)`` is the message in :data:`API_WORDS`)."""
         return self.text.render(words)

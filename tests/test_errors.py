@@ -30,7 +30,7 @@ from calibration_toolbox._errors import (
 from calibration_toolbox._validation import check_bins, check_predictions, labels_from_file
 from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning
 from calibration_toolbox.cli._warned import CLI_WORDS, in_cli_words
-from calibration_toolbox.io import read_predictions
+from calibration_toolbox.io import iter_predictions, read_predictions
 
 PACKAGE = pathlib.Path(calibration_toolbox.__file__).parent
 
@@ -157,6 +157,39 @@ def test_each_reader_names_the_argument_at_fault(tmp_path):
         error = _raised(reader, *args, **options)
         assert error.argument == argument, (options, str(error))
         assert cli_text in error.render(CLI_WORDS), error.render(CLI_WORDS)
+
+
+def _pets(folder: pathlib.Path, suffix: str) -> pathlib.Path:
+    """Three rows whose labels are names, the last one ('emu', row 2) not a class."""
+    names = ["cat", "dog", "emu"]
+    path = folder / f"pets{suffix}"
+    if suffix == ".npz":
+        np.savez(path, probs=np.full((3, 2), 0.5), labels=np.array(names))
+    elif suffix == ".csv":
+        path.write_text("p_cat,p_dog,label\n" + "".join(f"0.5,0.5,{n}\n" for n in names))
+    elif suffix == ".jsonl":
+        rows = "".join(f'{{"probs": [0.5, 0.5], "label": "{n}"}}\n' for n in names)
+        path.write_text(rows)
+    else:
+        pa = pytest.importorskip("pyarrow")
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({"p_cat": [0.5] * 3, "p_dog": [0.5] * 3, "label": names}), path)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".csv", ".jsonl", ".parquet"])
+def test_each_reader_names_the_labels_and_the_row_of_a_name_not_in_classes(tmp_path, suffix):
+    path = _pets(tmp_path, suffix)
+    columns = {"prob_column": ["p_cat", "p_dog"]} if suffix == ".parquet" else {}
+    error = _raised(read_predictions, path, classes=["cat", "dog"], **columns)
+    assert (error.argument, error.row) == ("labels", 2)
+    assert "`labels` holds 'emu' (row 2), which is not in `classes`" in str(error)
+    assert "the labels hold 'emu' (row 2), which is not in --classes" in in_cli_words(error)
+    # Read in blocks of two rows, the row is still the file's.
+    with pytest.raises(ValueError) as caught:
+        list(iter_predictions(path, classes=["cat", "dog"], block_rows=2, **columns))
+    assert (caught.value.argument, caught.value.row) == ("labels", 2)
 
 
 def test_the_parquet_reader_names_the_argument_at_fault(tmp_path):

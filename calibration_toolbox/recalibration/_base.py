@@ -111,7 +111,8 @@ class Field(NamedTuple):
         The values of a choice.
     rule : callable, optional
         ``rule(name, state)`` with every attribute decoded and shaped: ``None`` if the value
-        is consistent, else the error message (for example weights off the simplex).
+        is consistent, else the error message as a :class:`~calibration_toolbox._errors.Text`
+        (for example weights off the simplex).
     """
 
     kind: str
@@ -591,7 +592,7 @@ class Recalibrator:
         for name, field in schema.items():
             problem = field.rule(name, state) if field.rule else None
             if problem:
-                raise ValueError(problem)
+                raise InputError.from_text(problem)
         return state
 
     def to_dict(self) -> dict[str, Any]:
