@@ -213,16 +213,14 @@ def _check_tables(
     for method, table in tables.items():
         if not isinstance(table, CalibrationTable):
             raise InputTypeError(
-                "`{name}[{method!r}]` must be a CalibrationTable; got {value}.",
-                name=name,
-                method=method,
+                "{entry} must be a CalibrationTable; got {value}.",
+                entry=Name(f"{name}[{method!r}]"),
                 value=type(table).__name__,
             )
         if table.class_conditional != class_conditional:
             raise InputError(
-                "`{name}[{method!r}]` must be a {kind} CalibrationTable.",
-                name=name,
-                method=method,
+                "{entry} must be a {kind} CalibrationTable.",
+                entry=Name(f"{name}[{method!r}]"),
                 kind=kind,
             )
     return {method: tables[method] for method in methods if method in tables}

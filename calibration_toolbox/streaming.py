@@ -422,10 +422,10 @@ class CalibrationAccumulator:
         if self._sums.n_classes not in (None, n_classes):
             raise InputError(
                 "{prob} must have {n_classes} columns, the number of classes of "
-                "this accumulator (fixed by its first batch or n_classes); got {n_classes2}.",
+                "this accumulator (fixed by its first batch or n_classes); got {given}.",
                 argument="prob",
                 n_classes=self._sums.n_classes,
-                n_classes2=n_classes,
+                given=n_classes,
             )
 
     def _same_options(self, other: CalibrationAccumulator) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import pathlib
 import pickle
+import string
 import warnings
 
 import numpy as np
@@ -288,3 +289,29 @@ def test_no_module_edits_the_text_of_an_exception_or_a_warning():
         if (lines := _message_edits(ast.parse(path.read_text(encoding="utf-8"))))
     }
     assert edits == {}
+
+
+def _templates() -> list[tuple[str, int, str]]:
+    """``(module, line, template)`` of every literal template of an input error or a Text."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) in ("InputError", "InputTypeError", "Text")
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                found.append((str(path.relative_to(PACKAGE)), node.lineno, node.args[0].value))
+    return found
+
+
+def test_every_template_names_its_words_through_the_table():
+    templates = _templates()
+    assert len(templates) > 100
+    # A backtick in a template would reach the command line as it is.
+    assert [(module, line) for module, line, text in templates if "`" in text] == []
+    for module, line, text in templates:
+        names = [name for _, name, _, _ in string.Formatter().parse(text) if name is not None]
+        # An attribute or an index ("{report['results']}") is not a name a table can hold.
+        assert all(name and not set(name) & set(".[") for name in names), (module, line)

@@ -337,7 +337,7 @@ def _median_heuristic(prob: NDArray) -> float:
     median = float(np.median(np.sqrt(off_diagonal))) if m > 1 else 0.0
     if not median > 0:
         raise InputError(
-            "the median heuristic for {bandwidth:is} 0 (the predictions compared are all "
+            "the median heuristic for {bandwidth} is 0 (the predictions compared are all "
             "equal); pass bandwidth= explicitly."
         )
     return median

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration_toolbox import _validation as iv
-from calibration_toolbox._errors import InputError, InputTypeError, within
+from calibration_toolbox._errors import InputError, InputTypeError, Name, within
 
 __all__ = ["Block", "block_opener", "block_sum", "checked_blocks", "checked_part"]
 
@@ -45,9 +45,10 @@ def block_opener(source: object) -> Callable[[], Iterator]:
         raise InputTypeError(
             "{source:is} a one-shot iterator (a generator, say), but the fit passes over "
             "the blocks several times and a second pass would see no rows. Pass a callable "
-            "that returns a fresh iterator each time, e.g. `lambda: iter_predictions(path, "
-            "labels_path=labels)`, or a re-iterable collection of blocks (a list).",
+            "that returns a fresh iterator each time, e.g. {example}, or a re-iterable "
+            "collection of blocks (a list).",
             argument="source",
+            example=Name("lambda: iter_predictions(path, labels_path=labels)"),
         )
     if callable(source):
         return lambda: iter(source())

@@ -294,15 +294,15 @@ class _BlockNLL(_Objective):
         elif (n_rows, n_classes) != (self.n_rows, self.n_classes):
             raise InputError(
                 "{source} yielded {n_rows} rows of {n_classes} classes in pass "
-                "{passes}, but {n_rows2} rows of {n_classes2} classes in the "
+                "{passes}, but {first_rows} rows of {first_classes} classes in the "
                 "first: it must yield the same blocks each time it is opened (a callable "
                 "that returns a fresh iterator, not the same one again).",
                 argument="source",
                 n_rows=n_rows,
                 n_classes=n_classes,
                 passes=self.passes,
-                n_rows2=self.n_rows,
-                n_classes2=self.n_classes,
+                first_rows=self.n_rows,
+                first_classes=self.n_classes,
             )
 
 
