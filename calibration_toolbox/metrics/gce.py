@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _arrays, _dask
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
+from calibration_toolbox._errors import InputError, InputTypeError, Name
 from calibration_toolbox._rows import (
     ALL_ENTRIES_BLOCK_ELEMENTS,
     BINNING_BATCH_ENTRIES,
@@ -307,7 +308,11 @@ class CalibrationTable:
         part = iv.check_choice(part, "part", ("both", "over", "under"))
         average = iv.check_choice(average, "average", ("macro", "weighted"))
         if debias and part != "both":
-            raise ValueError(f"`debias=True` is for the whole error (part='both'); got {part!r}.")
+            raise InputError(
+                "{debias=True} is for the whole error (part='both'); got {part!r}.",
+                argument="debias",
+                part=part,
+            )
         return float(
             _reduce_tables(
                 self.counts,
@@ -373,9 +378,13 @@ def _check_same_options(first, second, options: tuple[str, ...], what: str) -> N
     for option in options:
         values = getattr(first, option), getattr(second, option)
         if values[0] != values[1]:
-            raise ValueError(
-                f"{what} only when built with the same options; `{option}` differs: "
-                f"{values[0]!r} and {values[1]!r}."
+            raise InputError(
+                "{what} only when built with the same options; {argument} differs: "
+                "{first!r} and {second!r}.",
+                argument=option,
+                what=what,
+                first=values[0],
+                second=values[1],
             )
 
 
@@ -454,9 +463,11 @@ def _check_debias(debias: object, norm: float) -> bool:
     debias = iv.check_flag(debias, "debias")
     if debias and norm != 2:
         shown = "'inf'" if norm == np.inf else int(norm)
-        raise ValueError(
-            "`debias=True` needs norm=2 (the debiased estimator corrects the squared gaps); "
-            f"got norm={shown}."
+        raise InputError(
+            "{debias=True} needs norm=2 (the debiased estimator corrects the squared gaps); "
+            "got norm={shown}.",
+            argument="debias",
+            shown=shown,
         )
     return debias
 
@@ -1254,7 +1265,11 @@ def _one_spelling(value, default, synonym, name: str, synonym_name: str):
     if synonym is None:
         return value
     if value is not default:
-        raise TypeError(f"pass `{name}` or its synonym `{synonym_name}`, not both.")
+        raise InputTypeError(
+            "pass {argument} or its synonym {synonym}, not both.",
+            argument=name,
+            synonym=Name(synonym_name),
+        )
     return synonym
 
 
