@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "API_WORDS",
@@ -148,7 +148,7 @@ class Text:
         return inner.innermost() if isinstance(inner, Text) else self
 
 
-class _Names(dict):
+class _Names(dict[str, Any]):
     """The names of a template: its fields, ``argument``, ``row``, and the table's words."""
 
     def __init__(self, text: Text, words: Words):
@@ -172,6 +172,9 @@ def _rendered(value: Any, words: Words) -> Any:
     return value
 
 
+_Error = TypeVar("_Error", bound="_Structured")
+
+
 class _Structured:
     """What the two input errors share: the :class:`Text`, the argument and the row."""
 
@@ -192,7 +195,7 @@ class _Structured:
         return self.text.innermost().row
 
     @classmethod
-    def from_text(cls, text: Text):
+    def from_text(cls: type[_Error], text: Text) -> _Error:
         """The error whose message is ``text``."""
         return _remade(cls, text)
 
@@ -200,20 +203,20 @@ class _Structured:
         """The message in ``words`` (``str(error)`` is the message in :data:`API_WORDS`)."""
         return self.text.render(words)
 
-    def shifted(self, first_row: int):
+    def shifted(self: _Error, first_row: int) -> _Error:
         """The same error, its row counted from ``first_row`` (a block's row -> the file's)."""
         return _remade(type(self), self.text.shifted(first_row))
 
-    def within(self, template: str, **fields: Any):
+    def within(self: _Error, template: str, **fields: Any) -> _Error:
         """The same error in a context: ``template`` (``{file}: ``) before the message."""
         text = Text(template + "{inner}", fields={**fields, "inner": self.text})
         return _remade(type(self), text)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return _remade, (type(self), self.text)
 
 
-def _remade(kind: type, text: Text):
+def _remade(kind: type[_Error], text: Text) -> _Error:
     """An input error of ``kind`` with the text ``text`` (also how one is unpickled)."""
     remade = kind.__new__(kind)
     remade._set_text(text)

@@ -123,7 +123,7 @@ class Field(NamedTuple):
     shape: tuple[int | str, ...] = ()
     dtype: str = "float"
     options: tuple[str, ...] = ()
-    rule: Callable[[str, dict[str, Any]], str | None] | None = None
+    rule: Callable[[str, dict[str, Any]], Text | None] | None = None
 
 
 def _range_text(low: float, high: float, strict_low: bool) -> str:
@@ -162,7 +162,7 @@ def array_field(
     low: float = -math.inf,
     high: float = math.inf,
     strict_low: bool = False,
-    rule: Callable[[str, dict[str, Any]], str | None] | None = None,
+    rule: Callable[[str, dict[str, Any]], Text | None] | None = None,
 ) -> Field:
     """An array of ``shape`` (see :class:`Field`); float entries finite and in range."""
     entries = "integers" if dtype == "integer" else "finite numbers"
