@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _registry as registry
+from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox.scores import Scores
 
 __all__ = [
@@ -56,10 +57,12 @@ def is_dask_input(prob: object) -> bool:
 
 def dask_refusal(name: str) -> TypeError:
     """The error of a function that does not stream, given a Dask array as ``name``."""
-    return TypeError(
-        f"`{name}` is a Dask array, and this call does not stream over row chunks (it needs "
+    return InputTypeError(
+        "{argument:is} a Dask array, and this call does not stream over row chunks (it needs "
         "all rows at once: equal-mass edges, sorting, kernels, most fits). Call .compute() "
-        f"first if the array fits in memory, or use what streams over Dask arrays: {STREAMING}."
+        "first if the array fits in memory, or use what streams over Dask arrays: {streaming}.",
+        argument=name,
+        streaming=STREAMING,
     )
 
 
@@ -128,23 +131,33 @@ def as_real_array(value: ArrayLike, name: str) -> NDArray:
     if isinstance(value, Scores):
         rows = registry.accepting_scores()
         either = [row.name for row in rows if row.settings is None]  # GCE, calibration_table
-        raise TypeError(
-            f"`{name}` does not take Scores, which marks one score per row against a 0/1 "
-            "target for the measures that accept it ("
-            + ", ".join(row.name for row in rows if row.settings is not None)
-            + f", and {_listed(either)} with class_conditional=False); pass an array here."
+        raise InputTypeError(
+            "{argument:does} not take Scores, which marks one score per row against a 0/1 "
+            "target for the measures that accept it ({named}, and {either} with "
+            "class_conditional=False); pass an array here.",
+            argument=name,
+            named=", ".join(row.name for row in rows if row.settings is not None),
+            either=_listed(either),
         )
     if is_dask_array(value):  # np.asarray would compute it all on the client
         raise dask_refusal(name)
     try:
         array = as_numpy(value)
     except (ValueError, TypeError) as exc:  # ragged nested lists
-        raise ValueError(f"`{name}` must be a rectangular numeric array; {exc}") from None
+        raise InputError(
+            "{argument} must be a rectangular numeric array; {exc}", argument=name, exc=exc
+        ) from None
     if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-        raise TypeError(
-            f"`{name}` must hold real numbers; got an array of dtype {array.dtype}."
-            + _raw_records_hint(array)
+        raise InputTypeError(
+            "{argument} must hold real numbers; got an array of dtype {dtype}.{hint}",
+            argument=name,
+            dtype=array.dtype,
+            hint=_raw_records_hint(array),
         )
     if np.issubdtype(array.dtype, np.complexfloating):
-        raise TypeError(f"`{name}` must hold real numbers; got an array of dtype {array.dtype}.")
+        raise InputTypeError(
+            "{argument} must hold real numbers; got an array of dtype {dtype}.",
+            argument=name,
+            dtype=array.dtype,
+        )
     return array

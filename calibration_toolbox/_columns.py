@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from calibration_toolbox._errors import InputError
+
 __all__ = [
     "CSV_LABEL_COLUMNS",
     "LABEL_KEYS",
@@ -89,8 +91,12 @@ class Selection:
 
 def _named(path: Path, names: Sequence[str], given, option: str) -> str:
     if not isinstance(given, str) or given not in names:
-        raise ValueError(
-            f"`{option}` {given!r} is not a column of {path}; it holds {list(names)}."
+        raise InputError(
+            "{argument} {given!r} is not a column of {path}; it holds {value}.",
+            argument=option,
+            given=given,
+            path=path,
+            value=list(names),
         )
     return given
 
@@ -100,8 +106,11 @@ def _first(names: Sequence[str], defaults: Sequence[str]) -> str | None:
 
 
 def _cannot_tell(path: Path, names: Sequence[str], option: str) -> ValueError:
-    return ValueError(
-        f"cannot tell which column of {path} to use ({list(names)}); pass `{option}`."
+    return InputError(
+        "cannot tell which column of {path} to use ({names}); pass {argument}.",
+        argument=option,
+        path=path,
+        names=list(names),
     )
 
 
@@ -115,8 +124,12 @@ def prob_columns(path: Path, names: Sequence[str], prob_column, exclude: str) ->
         prefix = prob_column[:-1]
         matched = [name for name in names if name.startswith(prefix) and name != exclude]
         if not matched:
-            raise ValueError(
-                f"`prob_column` {prob_column!r} matches no column of {path} ({list(names)})."
+            raise InputError(
+                "{prob_column} {given!r} matches no column of {path} ({names}).",
+                argument="prob_column",
+                given=prob_column,
+                path=path,
+                names=list(names),
             )
         return matched
     wanted = [prob_column] if isinstance(prob_column, str) else list(prob_column)
@@ -177,10 +190,11 @@ def predicted_label(path: Path, names: Sequence[str], pred_column, scores: bool)
     else:
         predicted = _first(names, PREDICTED_LABEL_KEYS)
     if predicted is not None and not scores:
-        raise ValueError(
-            f"{path} holds predicted labels (column {predicted!r}): it is read as one score "
-            "per row against whether the predicted label is the true one; pass "
-            "`scores=True` (`--scores` on the command line)."
+        raise InputError(
+            "{path} holds predicted labels (column {predicted!r}): it is read as one score "
+            "per row against whether the predicted label is the true one; {pass_scores}.",
+            path=path,
+            predicted=predicted,
         )
     return predicted
 
@@ -204,9 +218,12 @@ def _top_label(path: Path, names: Sequence[str], prob_column, labels_column, pre
         named = _first(others, PREDICTION_KEYS)
         prob = [named] if named is not None else others
     if len(prob) != 1:
-        raise ValueError(
-            f"{path} holds predicted labels (column {predicted!r}) and needs one column of "
-            f"scores; got {prob}: pass `prob_column` with one name."
+        raise InputError(
+            "{path} holds predicted labels (column {predicted!r}) and needs one column of "
+            "scores; got {prob}: pass {prob_column} with one name.",
+            path=path,
+            predicted=predicted,
+            prob=prob,
         )
     return Selection(prob, labels, predicted)
 

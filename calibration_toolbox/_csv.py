@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration_toolbox._columns import CSV_LABEL_COLUMNS, hits, select
+from calibration_toolbox._errors import InputError
 
 TRUE_WORDS = ("True", "TRUE", "true")
 FALSE_WORDS = ("False", "FALSE", "false")
@@ -237,7 +238,11 @@ def _chosen(path: Path, header, data: list[int], columns: Columns):
     if header is None:
         given = columns.given()
         if given:
-            raise ValueError(f"`{given[0]}` needs a header naming the columns; {path} has none.")
+            raise InputError(
+                "{argument} needs a header naming the columns; {path} has none.",
+                argument=given[0],
+                path=path,
+            )
         if columns.optional_labels:
             return None, data, None
         return data[-1], data[:-1], None
@@ -255,10 +260,13 @@ def _chosen(path: Path, header, data: list[int], columns: Columns):
     if chosen.predicted is None and columns.prob is None:  # every other column, in order
         prob = [i for i in data if i != label_column]
         if columns.scores and len(prob) > 1:
-            raise ValueError(
-                f"{path} holds {len(prob)} columns beside the labels "
-                f"({', '.join(header[i] for i in prob)}) and one score per row is read: "
-                "name the scores with `prob_column`."
+            raise InputError(
+                "{path} holds {count} columns beside the labels "
+                "({names}) and one score per row is read: "
+                "name the scores with {prob_column}.",
+                path=path,
+                count=len(prob),
+                names=", ".join(header[i] for i in prob),
             )
         return label_column, prob, None
     predicted = None if chosen.predicted is None else position[chosen.predicted]
@@ -267,7 +275,11 @@ def _chosen(path: Path, header, data: list[int], columns: Columns):
 
 def _check_sep(sep: object) -> str:
     if not (isinstance(sep, str) and len(sep) == 1 and sep not in '"\r\n'):
-        raise ValueError(f"`sep` must be one character, such as ',', ';' or '\\t'; got {sep!r}.")
+        raise InputError(
+            "{sep} must be one character, such as ',', ';' or '\\t'; got {value!r}.",
+            argument="sep",
+            value=sep,
+        )
     return sep
 
 
@@ -281,9 +293,11 @@ def _separator(path: Path, line: str) -> str:
     found = [sep for sep in SEPARATORS if sep in bare]
     if len(found) > 1:
         names = " and ".join(_name(sep) for sep in found)
-        raise ValueError(
-            f"{path} line 1 holds both {names}: cannot tell which separates the cells; pass "
-            "`sep` (a decimal comma is not read: write numbers with a point)."
+        raise InputError(
+            "{path} line 1 holds both {names}: cannot tell which separates the cells; pass "
+            "{sep} (a decimal comma is not read: write numbers with a point).",
+            path=path,
+            names=names,
         )
     return found[0] if found else ","
 

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox._arrays import as_real_array, is_dask_array
+from calibration_toolbox._errors import InputError, within
 from calibration_toolbox._rows import canonical_rows
 from calibration_toolbox.scores import Scores
 
@@ -69,15 +70,21 @@ def n_classes(prob) -> int:
 def row_chunked(values, name: str) -> int:
     """K of a Dask array (2 when 1-D) after checking that it is chunked along rows only."""
     if values.ndim == 2 and len(values.chunks[1]) > 1:
-        raise ValueError(
-            f"`{name}` must be chunked along rows only (each chunk holding all K columns); "
-            f"got {len(values.chunks[1])} chunks along the classes. Rechunk it with "
-            f"{name}.rechunk({{1: -1}})."
+        raise InputError(
+            "{argument} must be chunked along rows only (each chunk holding all K columns); "
+            "got {value} chunks along the classes. Rechunk it with "
+            "{name}.rechunk({{1: -1}}).",
+            argument=name,
+            value=len(values.chunks[1]),
+            name=name,
         )
     if values.ndim not in (1, 2) or any(np.isnan(size) for size in values.chunks[0]):
-        raise ValueError(
-            f"`{name}` must be a 1-D or 2-D Dask array with known chunk sizes; got shape "
-            f"{values.shape} (for unknown sizes call {name}.compute_chunk_sizes() first)."
+        raise InputError(
+            "{argument} must be a 1-D or 2-D Dask array with known chunk sizes; got shape "
+            "{shape} (for unknown sizes call {name}.compute_chunk_sizes() first).",
+            argument=name,
+            shape=values.shape,
+            name=name,
         )
     return int(values.shape[1]) if values.ndim == 2 else 2
 
@@ -118,7 +125,9 @@ def _on_chunk(function, start: int, logits, labels, weights):
 
 def _check_total_weight(weight: float) -> None:
     if not weight > 0:
-        raise ValueError("`sample_weight` must have a positive sum; got all zeros.")
+        raise InputError(
+            "{sample_weight} must have a positive sum; got all zeros.", argument="sample_weight"
+        )
 
 
 def _weighted(chunk, zero, prob, labels, weights):
@@ -155,7 +164,8 @@ def _located(function, start: int, n_rows: int, *arrays, where: str = "one chunk
         return function(*arrays)
     except (TypeError, ValueError) as exc:
         stop = start + n_rows - 1
-        raise type(exc)(f"in rows {start} to {stop} ({where} of the Dask arrays): {exc}") from None
+        context = "in rows {start} to {stop} ({where} of the Dask arrays): "
+        raise within(exc, context, start=start, stop=stop, where=where) from None
 
 
 def _chunk_tasks(values, labels, sample_weight, names) -> list[tuple]:
@@ -291,9 +301,12 @@ def _as_rows(argument, name: str, row_chunks):
         argument = as_real_array(argument, name)
     n_rows = sum(row_chunks)
     if argument.ndim < 1 or argument.shape[0] != n_rows:
-        raise ValueError(
-            f"`{name}` must have one entry per row of the predictions ({n_rows}); got shape "
-            f"{argument.shape}."
+        raise InputError(
+            "{argument} must have one entry per row of the predictions ({n_rows}); got shape "
+            "{shape}.",
+            argument=name,
+            n_rows=n_rows,
+            shape=argument.shape,
         )
     if is_dask_array(argument):
         return argument.rechunk((row_chunks, *argument.shape[1:]))

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from calibration_toolbox._errors import InputError, InputTypeError, Name
 from calibration_toolbox.metrics import CalibrationTable
 from calibration_toolbox.plot import (
     MAX_GRID_CLASSES,
@@ -167,19 +168,27 @@ def render_report(
 def _check_report(report: object) -> list[Mapping[str, Any]]:
     """The results of the document, each with a string ``method`` and a ``metrics`` map."""
     if not isinstance(report, Mapping):
-        raise TypeError(
-            f"`report` must be a dict (the report document); got {type(report).__name__}."
+        raise InputTypeError(
+            "{report} must be a dict (the report document); got {value}.",
+            argument="report",
+            value=type(report).__name__,
         )
     results = report.get("results")
     if not isinstance(results, Sequence) or isinstance(results, str) or not results:
-        raise ValueError(f"`report['results']` must be a non-empty list; got {results!r}.")
+        raise InputError(
+            "{key} must be a non-empty list; got {results!r}.", key=_RESULTS, results=results
+        )
     for result in results:
         if not isinstance(result, Mapping) or not isinstance(result.get("method"), str):
-            raise ValueError(
-                f"every entry of `report['results']` must be a dict with a 'method' name; "
-                f"got {result!r}."
+            raise InputError(
+                "every entry of {key} must be a dict with a 'method' name; got {result!r}.",
+                key=_RESULTS,
+                result=result,
             )
     return list(results)
+
+
+_RESULTS = Name("report['results']")
 
 
 def _check_tables(
@@ -187,22 +196,33 @@ def _check_tables(
 ) -> dict[str, CalibrationTable]:
     """``tables`` in the order of the report's methods (every method for ``tables``)."""
     if not isinstance(tables, Mapping):
-        raise TypeError(f"`{name}` must be a mapping of method to CalibrationTable.")
+        raise InputTypeError(
+            "{argument} must be a mapping of method to CalibrationTable.", argument=name
+        )
     unknown = [method for method in tables if method not in methods]
     missing = [method for method in methods if method not in tables]
     if unknown or (missing and not class_conditional):
         problem = f"tables of {unknown!r}" if unknown else f"no table for {missing!r}"
-        raise ValueError(
-            f"`{name}` must hold tables of the report's methods {methods!r}; got {problem}."
+        raise InputError(
+            "{argument} must hold tables of the report's methods {methods!r}; got {problem}.",
+            argument=name,
+            methods=methods,
+            problem=problem,
         )
     kind = "class-conditional" if class_conditional else "pooled (top-label)"
     for method, table in tables.items():
         if not isinstance(table, CalibrationTable):
-            raise TypeError(
-                f"`{name}[{method!r}]` must be a CalibrationTable; got {type(table).__name__}."
+            raise InputTypeError(
+                "{entry} must be a CalibrationTable; got {value}.",
+                entry=Name(f"{name}[{method!r}]"),
+                value=type(table).__name__,
             )
         if table.class_conditional != class_conditional:
-            raise ValueError(f"`{name}[{method!r}]` must be a {kind} CalibrationTable.")
+            raise InputError(
+                "{entry} must be a {kind} CalibrationTable.",
+                entry=Name(f"{name}[{method!r}]"),
+                kind=kind,
+            )
     return {method: tables[method] for method in methods if method in tables}
 
 
@@ -277,7 +297,11 @@ def _warnings_of(entry: Mapping[str, Any]) -> list[str]:
     """The ``warnings`` of the document or of a result: a list of strings (absent: none)."""
     warnings = entry.get("warnings") or []
     if isinstance(warnings, str) or not isinstance(warnings, Sequence):
-        raise ValueError(f"`warnings` must be a list of strings; got {warnings!r}.")
+        raise InputError(
+            "{warnings} must be a list of strings; got {value!r}.",
+            argument="warnings",
+            value=warnings,
+        )
     return [str(warning) for warning in warnings]
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration_toolbox._columns import Selection, hits, select
+from calibration_toolbox._errors import InputError
 
 __all__ = ["READ_LINES", "blocks", "read"]
 
@@ -162,9 +163,12 @@ def _arrays(
     predictions = [field(name, labels=False) for name in columns.prob]
     if len(predictions) > 1:
         if any(array.ndim != 1 for array in predictions):
-            raise ValueError(
-                f"`prob_column` names {len(predictions)} fields of {path}; each must then hold "
-                "one number per line (a field of lists is given alone)."
+            raise InputError(
+                "{prob_column} names {value} fields of {path}; each must then hold "
+                "one number per line (a field of lists is given alone).",
+                argument="prob_column",
+                value=len(predictions),
+                path=path,
             )
         predictions = [np.column_stack(predictions)]
     if columns.labels is None:  # optional_labels, and none named

@@ -39,6 +39,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, softmax
 
 from calibration_toolbox._arrays import as_numpy, as_real_array
+from calibration_toolbox._errors import InputError, InputTypeError, Text, within
 from calibration_toolbox._rows import RowSummary, row_blocks, scan_rows
 from calibration_toolbox._typing import Function
 from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, warn
@@ -422,11 +423,14 @@ def _refuse_swapped(prob: ArrayLike, labels: ArrayLike) -> None:
     if not (_one_whole_number_per_row(given) and len(other) == len(given)):
         return
     if _looks_like_predictions(other):
-        raise ValueError(
-            f"`prob` and `labels` look swapped: `prob` holds whole numbers of shape "
-            f"{given.shape}, as class labels do, and `labels` holds probabilities of shape "
-            f"{other.shape}. The metrics take (prob, labels); scikit-learn's take (y_true, "
-            "y_prob): pass the predictions first."
+        raise InputError(
+            "{prob} and {labels} look swapped: {prob:holds} whole numbers of shape "
+            "{prob_shape}, as class labels do, and {labels:holds} probabilities of shape "
+            "{labels_shape}. The metrics take (prob, labels); scikit-learn's take (y_true, "
+            "y_prob): pass the predictions first.",
+            argument="prob",
+            prob_shape=given.shape,
+            labels_shape=other.shape,
         )
 
 
@@ -468,13 +472,17 @@ def _refuse_one_column(prob: ArrayLike, logits: object) -> NDArray:
         name, two_columns, option = "p", "[1 - p, p]", ""
         if logits is True:
             name, two_columns, option = "z", "[np.zeros_like(z), z]", ", logits=True"
-        raise ValueError(
-            "`prob` is 1-D, which is ambiguous for a top-label measure. To bin the scores as "
-            f"given against y (an LLM's confidence against correctness, P(event) against the "
+        raise InputError(
+            "{prob:is} 1-D, which is ambiguous for a top-label measure. To bin the scores as "
+            "given against y (an LLM's confidence against correctness, P(event) against the "
             "event; what scikit-learn's calibration_curve and torchmetrics' "
-            f"binary_calibration_error compute), pass ECE(Scores({name}), y{option}); for the "
+            "binary_calibration_error compute), pass ECE(Scores({name}), y{option}); for the "
             "top-label error of a binary classifier, pass "
-            f"ECE(np.column_stack({two_columns}), y{option})."
+            "ECE(np.column_stack({two_columns}), y{option}).",
+            argument="prob",
+            name=name,
+            option=option,
+            two_columns=two_columns,
         )
     return array
 
@@ -488,8 +496,8 @@ def _checked_pairs(
         array = expit(log_odds)
     else:
         if renormalize:
-            raise ValueError(
-                "`renormalize=True` divides each row of probabilities by its sum; Scores "
+            raise InputError(
+                "{renormalize=True} divides each row of probabilities by its sum; Scores "
                 "hold one score per row, so there is nothing to renormalise."
             )
         log_odds = None
@@ -503,9 +511,11 @@ def _one_score_per_row(values: ArrayLike) -> NDArray:
     """The values of ``Scores`` as an array of shape (N,) or (N, 1)."""
     array = as_real_array(values, "Scores")
     if not (array.ndim == 1 or (array.ndim == 2 and array.shape[1] == 1)):
-        raise ValueError(
-            "`Scores` must hold one score per row, shape (N,) or (N, 1); got shape "
-            f"{array.shape}. A (N, K) probability matrix is passed as it is, without Scores."
+        raise InputError(
+            "{Scores} must hold one score per row, shape (N,) or (N, 1); got shape "
+            "{shape}. A (N, K) probability matrix is passed as it is, {without_scores}.",
+            argument="Scores",
+            shape=array.shape,
         )
     return array
 
@@ -531,10 +541,14 @@ def _scanned_rows(
         return summary
     if problem.out_of_range:
         _raise_range(array, name)
-    raise ValueError(
-        f"rows of `{name}` must sum to 1 (within {tolerance:g}); row {problem.row} sums to "
-        f"{problem.row_sum!r}. If the rows were rounded when saved (e.g. to a CSV), divide "
-        "each row by its sum (the metrics do it with renormalize=True)."
+    raise InputError(
+        "rows of {argument} must sum to 1 (within {tolerance:g}); row {row} sums to "
+        "{row_sum!r}. If the rows were rounded when saved (e.g. to a CSV), divide "
+        "each row by its sum (the metrics do it with {renormalize_flag}).",
+        argument=name,
+        row=problem.row,
+        tolerance=tolerance,
+        row_sum=problem.row_sum,
     )
 
 
@@ -565,9 +579,9 @@ def check_logits_flag(logits: object, renormalize: object = False) -> bool:
     """
     renormalize = check_flag(renormalize, "renormalize")
     if check_flag(logits, "logits") and renormalize:
-        raise ValueError(
-            "`renormalize=True` divides probabilities by their row sums; it does not apply "
-            "with logits=True."
+        raise InputError(
+            "{renormalize=True} divides probabilities by their row sums; it does not apply "
+            "with {logits_flag}."
         )
     return bool(logits)
 
@@ -584,9 +598,11 @@ def _renormalized(array: NDArray, name: str) -> NDArray:
         sums = array[rows].sum(axis=1, dtype=np.float64)
         if not sums.min() > 0:
             row = rows.start + int(np.flatnonzero(sums <= 0)[0])
-            raise ValueError(
-                f"row {row} of `{name}` sums to 0; renormalize=True needs rows with a "
-                "positive sum."
+            raise InputError(
+                "row {row} of {argument} sums to 0; {renormalize_flag} needs rows with a "
+                "positive sum.",
+                argument=name,
+                row=row,
             )
         np.divide(array[rows], sums[:, None], out=out[rows], casting="same_kind")
     return out
@@ -617,7 +633,7 @@ def check_predicted_logits(
 
 
 def _predicted_logits(
-    logits: ArrayLike, name: str, advice: Callable[[int], str] | None = None
+    logits: ArrayLike, name: str, advice: Callable[[int], Text] | None = None
 ) -> NDArray:
     """Finite logits as given, (N, K) or (N,); a warning if they look like probabilities."""
     array, source_dtype = _finite_logits(logits, name)
@@ -626,14 +642,22 @@ def _predicted_logits(
         shape = "value lies in [0, 1]" if array.ndim == 1 else "row is a probability vector"
         if advice is None:
             warn(
-                f"`{name}` was passed with logits=True, but every {shape}: if it holds "
-                "probabilities, drop logits=True (the softmax of probabilities is not the "
-                "model's prediction).",
+                Text(
+                    "{argument} was passed with {logits_flag}, but every {shape}: if it holds "
+                    "probabilities, drop {logits_flag} (the softmax of probabilities is not the "
+                    "model's prediction).",
+                    argument=name,
+                    fields={"shape": shape},
+                ),
                 ProbabilitiesAsLogitsWarning,
             )
         else:
             warn(
-                f"`{name}` is taken as logits, but every {shape}: {advice(array.ndim)}",
+                Text(
+                    "{argument:is} taken as logits, but every {shape}: {advice}",
+                    argument=name,
+                    fields={"shape": shape, "advice": advice(array.ndim)},
+                ),
                 ProbabilitiesAsLogitsWarning,
             )
     return array
@@ -660,7 +684,9 @@ def _finite_logits(logits: ArrayLike, name: str) -> tuple[NDArray, np.dtype]:
     array, source_dtype = _as_float_array(logits, name, "logits")
     row = _first_nonfinite_row(array)
     if row is not None:
-        raise ValueError(f"`{name}` must be finite; row {row} holds NaN or inf.")
+        raise InputError(
+            "{argument} must be finite; row {row} holds NaN or inf.", argument=name, row=row
+        )
     return array, source_dtype
 
 
@@ -693,16 +719,23 @@ def _as_float_array(value: ArrayLike, name: str, kind: str) -> tuple[NDArray, np
     """
     array = as_real_array(value, name)
     if array.ndim == 0 or array.ndim > 2:
-        raise ValueError(
-            f"`{name}` must be a 2-D array of shape (n_samples, n_classes) or a 1-D array of "
-            f"positive-class {kind}; got shape {array.shape}."
+        raise InputError(
+            "{argument} must be a 2-D array of shape (n_samples, n_classes) or a 1-D array of "
+            "positive-class {kind}; got shape {shape}.",
+            argument=name,
+            kind=kind,
+            shape=array.shape,
         )
     if array.shape[0] == 0:
-        raise ValueError(f"`{name}` is empty; at least one sample is needed.")
+        raise InputError("{argument:is} empty; at least one sample is needed.", argument=name)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim == 2 and array.shape[1] < 2:
-        raise ValueError(f"`{name}` must have n_classes >= 2 columns; got {array.shape[1]}.")
+        raise InputError(
+            "{argument} must have n_classes >= 2 columns; got {value}.",
+            argument=name,
+            value=array.shape[1],
+        )
     source_dtype = array.dtype
     if source_dtype not in _WORKING_TYPES:
         # bool / integer one-hot rows and float16 are widened; float32 and float64 are kept.
@@ -714,21 +747,28 @@ def _raise_range(array: NDArray, name: str) -> None:
     flat = array.reshape(len(array), -1)
     bad_nan = np.isnan(flat).any(axis=1)
     if bad_nan.any():
-        raise ValueError(
-            f"`{name}` must not contain NaN; row {int(np.flatnonzero(bad_nan)[0])} does."
+        raise InputError(
+            "{argument} must not contain NaN; row {row} does.",
+            argument=name,
+            row=int(np.flatnonzero(bad_nan)[0]),
         )
     if np.isinf(flat).any():
         row = int(np.flatnonzero(np.isinf(flat).any(axis=1))[0])
-        raise ValueError(
-            f"`{name}` must not contain inf; row {row} does. If `{name}` holds logits, "
-            "pass logits=True."
+        raise InputError(
+            "{argument} must not contain inf; row {row} does. If {argument:holds} logits, "
+            "pass {logits_flag}.",
+            argument=name,
+            row=row,
         )
     outside = ((flat < 0) | (flat > 1)).any(axis=1)
     row = int(np.flatnonzero(outside)[0])
-    raise ValueError(
-        f"`{name}` must hold probabilities in [0, 1]; row {row} has values from "
-        f"{float(flat[row].min())!r} to {float(flat[row].max())!r}. If `{name}` holds logits, "
-        "pass logits=True."
+    raise InputError(
+        "{argument} must hold probabilities in [0, 1]; row {row} has values from "
+        "{low!r} to {high!r}. If {argument:holds} logits, pass {logits_flag}.",
+        argument=name,
+        row=row,
+        low=float(flat[row].min()),
+        high=float(flat[row].max()),
     )
 
 
@@ -787,14 +827,20 @@ def check_labels(
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1:
-        raise ValueError(
-            f"`{name}` must be a 1-D array of {kind}; got shape {array.shape}."
-            + _one_hot_hint(array, name)
+        raise InputError(
+            "{argument} must be a 1-D array of {kind}; got shape {shape}.{hint}",
+            argument=name,
+            kind=kind,
+            shape=array.shape,
+            hint=_one_hot_hint(array, name),
         )
     if array.shape[0] != n_samples:
-        raise ValueError(
-            f"`{name}` must have one entry per row of the predictions ({n_samples}); "
-            f"got {array.shape[0]}."
+        raise InputError(
+            "{argument} must have one entry per row of the predictions ({n_samples}); "
+            "got {value}.",
+            argument=name,
+            n_samples=n_samples,
+            value=array.shape[0],
         )
     if not np.issubdtype(array.dtype, np.integer):
         _check_whole(array, name, kind)
@@ -802,9 +848,17 @@ def check_labels(
     if low < 0 or high >= n_classes:
         bad = (low if low < 0 else high).item()
         if pairs:
-            raise ValueError(f"`{name}` must be 0/1 targets with Scores; got {bad!r}.")
-        raise ValueError(
-            f"`{name}` must lie in [0, {n_classes - 1}] for {n_classes} classes; got {bad!r}."
+            raise InputError(
+                "{argument} must be 0/1 targets {with_scores}; got {bad!r}.",
+                argument=name,
+                bad=bad,
+            )
+        raise InputError(
+            "{argument} must lie in [0, {value}] for {n_classes} classes; got {bad!r}.",
+            argument=name,
+            value=n_classes - 1,
+            n_classes=n_classes,
+            bad=bad,
         )
     return array.astype(np.intp, copy=False)
 
@@ -834,11 +888,18 @@ def _label_indices(
 def _check_whole(array: NDArray, name: str, kind: str) -> None:
     """Raise unless every value of the float ``array`` is a finite whole number."""
     if not np.isfinite(array).all():
-        raise ValueError(f"`{name}` must be finite {kind}; got NaN or inf.")
+        raise InputError(
+            "{argument} must be finite {kind}; got NaN or inf.", argument=name, kind=kind
+        )
     whole = array == np.round(array)
     if not whole.all():
         bad = array[np.flatnonzero(~whole)[0]]
-        raise ValueError(f"`{name}` must be integer {kind}; got {float(bad)!r}.")
+        raise InputError(
+            "{argument} must be integer {kind}; got {value!r}.",
+            argument=name,
+            kind=kind,
+            value=float(bad),
+        )
 
 
 def _text_kind(array: NDArray) -> bool:
@@ -880,19 +941,27 @@ def labels_from_file(
             try:
                 return labels.astype(np.float64)
             except ValueError:
-                _refuse_names(labels, "labels", " (`--classes` on the command line)")
+                _refuse_names(labels, "labels", _ON_THE_COMMAND_LINE)
     except (TypeError, ValueError) as error:
-        raise type(error)(f"{source}: {error}") from None
+        raise within(error, "{source}: ", source=source) from None
     return labels
+
+
+# The hint of labels read from a file: in the command line's words, its own options.
+_ON_THE_COMMAND_LINE = " (`--classes` on the command line)"
 
 
 def _refuse_names(labels: ArrayLike, name: str, hint: str = "") -> None:
     """The error for labels that are class names when no ``classes`` were given."""
     names = _first_names(np.asarray(labels))
-    raise TypeError(
-        f"`{name}` must hold real numbers (class indices) unless `classes` is given; got "
-        f"class names ({names}). Pass `classes`{hint}: the class names in the column order "
-        "of the predictions, e.g. classes=['cat', 'dog'] when column 0 is 'cat'."
+    where = "{pass_classes}" if hint == _ON_THE_COMMAND_LINE else "Pass {classes}{hint}"
+    raise InputTypeError(
+        "{argument} must hold real numbers (class indices) unless {classes:is} given; got "
+        f"class names ({{names}}). {where}: the class names in the column order "
+        "of the predictions, e.g. {classes_example} when column 0 is 'cat'.",
+        argument=name,
+        names=names,
+        hint=hint,
     )
 
 
@@ -939,10 +1008,13 @@ def check_class_names(
     names = _class_names(classes, n_classes)
     values = np.asarray(labels)
     if _text_kind(values) != _text_kind(names):
-        raise TypeError(
-            f"`{name}` are looked up by name in `classes` when it is given; got {values.dtype} "
-            f"labels and {names.dtype} class names. Integer labels are column indices "
-            "already: pass `classes` only with labels that are names."
+        raise InputTypeError(
+            "{argument} are looked up by name in {classes} when it is given; got {labels_dtype} "
+            "labels and {names_dtype} class names. Integer labels are column indices "
+            "already: pass {classes} only with labels that are names.",
+            argument=name,
+            labels_dtype=values.dtype,
+            names_dtype=names.dtype,
         )
     if _text_kind(values):
         values = values.astype(str)
@@ -952,9 +1024,12 @@ def check_class_names(
     found = sorted_names[where] == values
     if not found.all():
         row = int(np.flatnonzero(~found.ravel())[0])
-        raise ValueError(
-            f"`{name}` holds {values.ravel()[row].item()!r} (row {first_row + row}), which is "
-            f"not in `classes` ({_first_names(names, 8)})."
+        raise InputError(
+            "{argument:holds} {label!r} (row {row}), which is not in {classes} ({names}).",
+            argument=name,
+            row=first_row + row,
+            label=values.ravel()[row].item(),
+            names=_first_names(names, 8),
         )
     return order[where].astype(np.intp, copy=False)
 
@@ -962,28 +1037,44 @@ def check_class_names(
 def _class_names(classes: ArrayLike, n_classes: int | None) -> NDArray:
     """``classes`` as a 1-D array of distinct names (str when they are text)."""
     if isinstance(classes, str):
-        raise TypeError(
-            f"`classes` must be a sequence of class names, one per column; got the string "
-            f"{_describe(classes)} (split it: {_describe(classes.split(','))})."
+        raise InputTypeError(
+            "{classes} must be a sequence of class names, one per column; got the string "
+            "{given} (split it: {split}).",
+            argument="classes",
+            given=_describe(classes),
+            split=_describe(classes.split(",")),
         )
     names = np.asarray(classes)
     if _text_kind(names):
         names = names.astype(str)
     elif names.dtype.kind not in "biuf":
-        raise TypeError(f"`classes` must hold names (str) or numbers; got {_describe(classes)}.")
+        raise InputTypeError(
+            "{classes} must hold names (str) or numbers; got {value}.",
+            argument="classes",
+            value=_describe(classes),
+        )
     if names.ndim != 1 or len(names) == 0:
-        raise ValueError(
-            f"`classes` must be a 1-D sequence of class names; got {_describe(classes)}."
+        raise InputError(
+            "{classes} must be a 1-D sequence of class names; got {value}.",
+            argument="classes",
+            value=_describe(classes),
         )
     if n_classes is not None and len(names) != n_classes:
-        raise ValueError(
-            f"`classes` must name every column of the predictions ({n_classes}), in order; "
-            f"got {len(names)} names."
+        raise InputError(
+            "{classes} must name every column of the predictions ({n_classes}), in order; "
+            "got {value} names.",
+            argument="classes",
+            n_classes=n_classes,
+            value=len(names),
         )
     sorted_names = np.sort(names)
     repeated = sorted_names[1:][sorted_names[1:] == sorted_names[:-1]]
     if len(repeated):
-        raise ValueError(f"`classes` must be distinct names; {repeated[0].item()!r} repeats.")
+        raise InputError(
+            "{classes} must be distinct names; {value!r} repeats.",
+            argument="classes",
+            value=repeated[0].item(),
+        )
     return names
 
 
@@ -992,9 +1083,11 @@ def optional_class_names(value: object, name: str) -> object:
     if value is None:
         return value
     if not isinstance(value, str) and np.ndim(value) != 1:
-        raise TypeError(
-            f"`{name}` must be a sequence of class names (str or numbers), one per column; "
-            f"got {_describe(value)}."
+        raise InputTypeError(
+            "{argument} must be a sequence of class names (str or numbers), one per column; "
+            "got {value}.",
+            argument=name,
+            value=_describe(value),
         )
     _class_names(value, None)
     return value
@@ -1006,24 +1099,37 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDAr
         return None
     array = as_real_array(sample_weight, "sample_weight")
     if array.ndim != 1 or array.shape[0] != n_samples:
-        raise ValueError(
-            f"`sample_weight` must be a 1-D array with one weight per sample ({n_samples}); "
-            f"got shape {array.shape}."
+        raise InputError(
+            "{sample_weight} must be a 1-D array with one weight per sample ({n_samples}); "
+            "got shape {shape}.",
+            argument="sample_weight",
+            n_samples=n_samples,
+            shape=array.shape,
         )
     array = array.astype(np.float64, copy=False)
     if not np.isfinite(array).all():
-        raise ValueError("`sample_weight` must be finite; got NaN or inf.")
+        raise InputError(
+            "{sample_weight} must be finite; got NaN or inf.", argument="sample_weight"
+        )
     if array.min() < 0:
-        raise ValueError(f"`sample_weight` must be non-negative; got {float(array.min())!r}.")
+        raise InputError(
+            "{sample_weight} must be non-negative; got {value!r}.",
+            argument="sample_weight",
+            value=float(array.min()),
+        )
     if not array.sum() > 0:
-        raise ValueError("`sample_weight` must have a positive sum; got all zeros.")
+        raise InputError(
+            "{sample_weight} must have a positive sum; got all zeros.", argument="sample_weight"
+        )
     return array
 
 
 def check_flag(value: object, name: str) -> bool:
     """Return ``value`` as a ``bool`` if it is ``True`` or ``False`` (NumPy's included)."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"`{name}` must be True or False; got {_describe(value)}.")
+        raise InputTypeError(
+            "{argument} must be True or False; got {value}.", argument=name, value=_describe(value)
+        )
     return bool(value)
 
 
@@ -1035,20 +1141,32 @@ def check_bins(bins: object, name: str = "bins", *, adaptive_bins: bool = False)
     estimator's ``bins`` parameter (the messages name `bins`, the only such parameter).
     """
     if adaptive_bins and not _is_integer(bins):
-        raise TypeError(f"`bins` must be an integer >= 1 with adaptive_bins=True; got {bins!r}.")
+        raise InputTypeError(
+            "{bins} must be an integer >= 1 with adaptive_bins=True; got {value!r}.",
+            argument="bins",
+            value=bins,
+        )
     if isinstance(bins, (bool, np.bool_)):
-        raise TypeError(f"`bins` must be an integer >= 1 or an array of edges; got {bins!r}.")
+        raise InputTypeError(
+            "{bins} must be an integer >= 1 or an array of edges; got {value!r}.",
+            argument="bins",
+            value=bins,
+        )
     if isinstance(bins, numbers.Integral):
         if bins < 1:
-            raise ValueError(
-                f"`bins` must be an integer >= 1 or an increasing array of edges in [0, 1]; "
-                f"got {bins!r}."
+            raise InputError(
+                "{bins} must be an integer >= 1 or an increasing array of edges in [0, 1]; "
+                "got {value!r}.",
+                argument="bins",
+                value=bins,
             )
         return np.linspace(0.0, 1.0, int(bins) + 1)
     if isinstance(bins, numbers.Real):
-        raise TypeError(
-            f"`bins` must be an integer >= 1 or an increasing array of edges in [0, 1]; "
-            f"got {bins!r}."
+        raise InputTypeError(
+            "{bins} must be an integer >= 1 or an increasing array of edges in [0, 1]; "
+            "got {value!r}.",
+            argument="bins",
+            value=bins,
         )
     edges = as_real_array(bins, "bins").astype(np.float64)
     if (
@@ -1058,9 +1176,11 @@ def check_bins(bins: object, name: str = "bins", *, adaptive_bins: bool = False)
         or edges[-1] != 1
         or not (np.diff(edges) > 0).all()
     ):
-        raise ValueError(
-            "`bins` must be an integer >= 1 or an increasing array of edges from 0 to 1; "
-            f"got {_describe(bins)}."
+        raise InputError(
+            "{bins} must be an integer >= 1 or an increasing array of edges from 0 to 1; "
+            "got {value}.",
+            argument="bins",
+            value=_describe(bins),
         )
     return edges
 
@@ -1073,7 +1193,11 @@ def check_norm(norm: object) -> float:
     if _is_real_number(norm):
         if float(norm) in (1.0, 2.0, np.inf):
             return float(norm)
-    raise ValueError(f"`norm` must be 1, 2 or 'inf' (also 'l1', 'l2', 'max'); got {norm!r}.")
+    raise InputError(
+        "{norm} must be 1, 2 or 'inf' (also 'l1', 'l2', 'max'); got {value!r}.",
+        argument="norm",
+        value=norm,
+    )
 
 
 def check_top_k(top_k_classes: object, n_classes: int) -> int | None:
@@ -1081,22 +1205,28 @@ def check_top_k(top_k_classes: object, n_classes: int) -> int | None:
     if isinstance(top_k_classes, str):
         if top_k_classes == "all":
             return None
-        raise ValueError(
-            f"`top_k_classes` must be an integer in [1, {n_classes}] or 'all'; "
-            f"got {top_k_classes!r}."
+        raise InputError(
+            "{top_k_classes} must be an integer in [1, {n_classes}] or 'all'; got {value!r}.",
+            argument="top_k_classes",
+            n_classes=n_classes,
+            value=top_k_classes,
         )
     if top_k_classes is None:
         return None
     if _is_integer(top_k_classes):
         if 1 <= top_k_classes <= n_classes:
             return None if top_k_classes == n_classes else int(top_k_classes)
-        raise ValueError(
-            f"`top_k_classes` must be an integer in [1, {n_classes}] or 'all'; "
-            f"got {top_k_classes!r}."
+        raise InputError(
+            "{top_k_classes} must be an integer in [1, {n_classes}] or 'all'; got {value!r}.",
+            argument="top_k_classes",
+            n_classes=n_classes,
+            value=top_k_classes,
         )
-    raise TypeError(
-        f"`top_k_classes` must be an integer in [1, {n_classes}] or 'all'; "
-        f"got {_describe(top_k_classes)}."
+    raise InputTypeError(
+        "{top_k_classes} must be an integer in [1, {n_classes}] or 'all'; got {value}.",
+        argument="top_k_classes",
+        n_classes=n_classes,
+        value=_describe(top_k_classes),
     )
 
 
@@ -1104,9 +1234,19 @@ def _check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
     """Return ``value`` if it is one of the string ``choices`` (see :func:`choice`)."""
     expected = " or ".join(repr(choice) for choice in choices)
     if not isinstance(value, str):
-        raise TypeError(f"`{name}` must be {expected}; got {_describe(value)}.")
+        raise InputTypeError(
+            "{argument} must be {expected}; got {value}.",
+            argument=name,
+            expected=expected,
+            value=_describe(value),
+        )
     if value not in choices:
-        raise ValueError(f"`{name}` must be {expected}; got {value!r}.")
+        raise InputError(
+            "{argument} must be {expected}; got {value!r}.",
+            argument=name,
+            expected=expected,
+            value=value,
+        )
     return value
 
 
@@ -1120,10 +1260,16 @@ def check_fraction(value: object, name: str) -> float:
     0.01
     """
     if not _is_real_number(value):
-        raise TypeError(f"`{name}` must be a number in [0, 1); got {_describe(value)}.")
+        raise InputTypeError(
+            "{argument} must be a number in [0, 1); got {value}.",
+            argument=name,
+            value=_describe(value),
+        )
     number = float(value)
     if not 0 <= number < 1:
-        raise ValueError(f"`{name}` must be a number in [0, 1); got {value!r}.")
+        raise InputError(
+            "{argument} must be a number in [0, 1); got {value!r}.", argument=name, value=value
+        )
     return number
 
 
@@ -1143,18 +1289,34 @@ def _is_integer(value: object) -> bool:
 def nonnegative_number(value: object, name: str) -> float:
     """A finite number ``>= 0``, as a float."""
     if not _is_real_number(value):
-        raise TypeError(f"`{name}` must be a non-negative number; got {_describe(value)}.")
+        raise InputTypeError(
+            "{argument} must be a non-negative number; got {value}.",
+            argument=name,
+            value=_describe(value),
+        )
     if not (np.isfinite(value) and value >= 0):
-        raise ValueError(f"`{name}` must be a non-negative finite number; got {value!r}.")
+        raise InputError(
+            "{argument} must be a non-negative finite number; got {value!r}.",
+            argument=name,
+            value=value,
+        )
     return float(value)
 
 
 def positive_number(value: object, name: str) -> float:
     """A finite number ``> 0``, as a float."""
     if not _is_real_number(value):
-        raise TypeError(f"`{name}` must be a positive number; got {_describe(value)}.")
+        raise InputTypeError(
+            "{argument} must be a positive number; got {value}.",
+            argument=name,
+            value=_describe(value),
+        )
     if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"`{name}` must be a positive finite number; got {value!r}.")
+        raise InputError(
+            "{argument} must be a positive finite number; got {value!r}.",
+            argument=name,
+            value=value,
+        )
     return float(value)
 
 
@@ -1163,9 +1325,21 @@ def number_between(low: float, high: float):
 
     def check(value: object, name: str) -> float:
         if not _is_real_number(value):
-            raise TypeError(f"`{name}` must be a number in ({low:g}, {high:g}); got {value!r}.")
+            raise InputTypeError(
+                "{argument} must be a number in ({low:g}, {high:g}); got {value!r}.",
+                argument=name,
+                low=low,
+                high=high,
+                value=value,
+            )
         if not low < value < high:
-            raise ValueError(f"`{name}` must be a number in ({low:g}, {high:g}); got {value!r}.")
+            raise InputError(
+                "{argument} must be a number in ({low:g}, {high:g}); got {value!r}.",
+                argument=name,
+                low=low,
+                high=high,
+                value=value,
+            )
         return float(value)
 
     return check
@@ -1176,9 +1350,19 @@ def integer_at_least(smallest: int):
 
     def check(value: object, name: str) -> int:
         if not _is_integer(value):
-            raise TypeError(f"`{name}` must be an integer >= {smallest}; got {_describe(value)}.")
+            raise InputTypeError(
+                "{argument} must be an integer >= {smallest}; got {value}.",
+                argument=name,
+                smallest=smallest,
+                value=_describe(value),
+            )
         if value < smallest:
-            raise ValueError(f"`{name}` must be an integer >= {smallest}; got {value!r}.")
+            raise InputError(
+                "{argument} must be an integer >= {smallest}; got {value!r}.",
+                argument=name,
+                smallest=smallest,
+                value=value,
+            )
         return int(value)
 
     return check
@@ -1194,8 +1378,12 @@ def optional_integer_at_least(smallest: int):
         try:
             return integer(value, name)
         except (TypeError, ValueError) as exc:
-            raise type(exc)(
-                f"`{name}` must be None or an integer >= {smallest}; got {_describe(value)}."
+            kind = InputTypeError if isinstance(exc, TypeError) else InputError
+            raise kind(
+                "{argument} must be None or an integer >= {smallest}; got {value}.",
+                argument=name,
+                smallest=smallest,
+                value=_describe(value),
             ) from None
 
     return check
@@ -1223,11 +1411,18 @@ def number_pair(requirement: str, holds):
         except (TypeError, ValueError):
             low = high = None
         if not (_is_real_number(low) and _is_real_number(high)):
-            raise TypeError(
-                f"`{name}` must be a pair of numbers (low, high); got {_describe(value)}."
+            raise InputTypeError(
+                "{argument} must be a pair of numbers (low, high); got {value}.",
+                argument=name,
+                value=_describe(value),
             )
         if not holds(float(low), float(high)):
-            raise ValueError(f"`{name}` must satisfy {requirement}; got {_describe(value)}.")
+            raise InputError(
+                "{argument} must satisfy {requirement}; got {value}.",
+                argument=name,
+                requirement=requirement,
+                value=_describe(value),
+            )
         return float(low), float(high)
 
     return check

@@ -12,6 +12,8 @@ import os
 import sys
 import warnings
 
+from calibration_toolbox._errors import API_WORDS, Text
+
 __all__ = ["ProbabilitiesAsLogitsWarning", "warn"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -35,8 +37,11 @@ class ProbabilitiesAsLogitsWarning(UserWarning):
     """
 
 
-def warn(message: str, category: type[Warning] = UserWarning) -> None:
+def warn(message: str | Text, category: type[Warning] = UserWarning) -> None:
     """Issue ``message`` attributed to the first caller outside the package.
+
+    A :class:`~calibration_toolbox._errors.Text` is issued in the API's words, the warning
+    keeping it as its ``text`` (so that the command line renders it in its own words).
 
     Examples
     --------
@@ -48,4 +53,9 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
     >>> caught[0].filename.endswith("_warnings.py")
     False
     """
-    warnings.warn(message, category, stacklevel=_user_stacklevel())
+    if isinstance(message, Text):
+        warning = category(message.render(API_WORDS))
+        warning.text = message  # type: ignore[attr-defined]
+        warnings.warn(warning, stacklevel=_user_stacklevel())
+    else:
+        warnings.warn(message, category, stacklevel=_user_stacklevel())

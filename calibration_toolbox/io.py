@@ -37,6 +37,7 @@ from calibration_toolbox._columns import (
     hits,
     predicted_label,
 )
+from calibration_toolbox._errors import InputError
 
 __all__ = [
     "CSV_LABEL_COLUMNS",
@@ -268,9 +269,11 @@ def load_prob(path: str | os.PathLike) -> NDArray:
     """
     path = Path(path)
     if path.suffix.lower() != ".npy":
-        raise ValueError(
-            f"`path` must be a .npy file (the other formats hold their labels: read them "
-            f"with load_predictions); got {path.name!r}."
+        raise InputError(
+            "{path} must be a .npy file (the other formats hold their labels: read them "
+            "with load_predictions); got {name!r}.",
+            argument="path",
+            name=path.name,
         )
     predictions = _read_npy(path)
     _check_shapes(predictions, predictions.shape[:1], path, "")
@@ -392,9 +395,13 @@ class _Options:
         suffix = path.suffix.lower()
         if suffix not in _FORMATS:
             suffixes = list(_FORMATS)
-            raise ValueError(
-                f"`path` must end in {', '.join(suffixes[:2])} or {suffixes[2]} (or "
-                f"{', '.join(suffixes[3:])}); got {path.name!r}."
+            raise InputError(
+                "{path} must end in {first} or {last} (or {others}); got {name!r}.",
+                argument="path",
+                first=", ".join(suffixes[:2]),
+                last=suffixes[2],
+                others=", ".join(suffixes[3:]),
+                name=path.name,
             )
         format_ = _FORMATS[suffix]
         labels_path = options["labels_path"]
@@ -406,8 +413,11 @@ class _Options:
         for name, value in options.items():
             if name in _CHECKED_OPTIONS and value not in (None, False) and name not in takes:
                 kinds = dict.fromkeys(f.kind for f in _FORMATS.values() if name in f.options)
-                raise ValueError(
-                    f"`{name}` is only for {_listed(list(kinds))} files; got {path.name!r}."
+                raise InputError(
+                    "{argument:is} only for {value} files; got {name!r}.",
+                    argument=name,
+                    value=_listed(list(kinds)),
+                    name=path.name,
                 )
         options.update(path=path, format=format_, labels_path=labels_path)
         if options["sep"] is None:
@@ -439,10 +449,16 @@ def _listed(names: list[str]) -> str:
 
 def _check_labels_path(kind: str, path: Path, labels_path, optional: bool) -> None:
     if kind == ".npy" and labels_path is None and not optional:
-        raise ValueError(f"`labels_path` is needed with .npy predictions ({path}).")
+        raise InputError(
+            "{labels_path:is} needed with .npy predictions ({path}).",
+            argument="labels_path",
+            path=path,
+        )
     if kind != ".npy" and labels_path is not None:
-        raise ValueError(
-            f"`labels_path` is only for .npy predictions; {path} holds its own labels."
+        raise InputError(
+            "{labels_path:is} only for .npy predictions; {path} holds its own labels.",
+            argument="labels_path",
+            path=path,
         )
 
 
@@ -481,7 +497,13 @@ def _pick(archive, key: str | None, key_name: str, candidates, ndim: int, path: 
     names = archive.files
     if key is not None:
         if key not in names:
-            raise ValueError(f"`{key_name}` {key!r} is not in {path.name}; it holds {names}.")
+            raise InputError(
+                "{argument} {key!r} is not in {name}; it holds {names}.",
+                argument=key_name,
+                key=key,
+                name=path.name,
+                names=names,
+            )
         return key
     for name in candidates:
         if name in names:
@@ -489,8 +511,11 @@ def _pick(archive, key: str | None, key_name: str, candidates, ndim: int, path: 
     shaped = [name for name in names if _member(archive, name, path).ndim == ndim]
     if len(shaped) == 1:
         return shaped[0]
-    raise ValueError(
-        f"cannot tell which array of {path.name} to use ({sorted(names)}); pass `{key_name}`."
+    raise InputError(
+        "cannot tell which array of {name} to use ({value}); pass {argument}.",
+        argument=key_name,
+        name=path.name,
+        value=sorted(names),
     )
 
 

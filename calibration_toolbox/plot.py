@@ -28,6 +28,7 @@ from typing import Any, TypeVar, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox.metrics import CalibrationTable, calibration_table
 from calibration_toolbox.metrics._table import check_table
 from calibration_toolbox.scores import PredictionsLike
@@ -52,7 +53,11 @@ def _pyplot():
 
 def _check_label(label: object) -> str | None:
     if label is not None and not isinstance(label, str):
-        raise TypeError(f"`label` must be a string or None; got {type(label).__name__}.")
+        raise InputTypeError(
+            "{label} must be a string or None; got {value}.",
+            argument="label",
+            value=type(label).__name__,
+        )
     return label
 
 
@@ -62,7 +67,11 @@ def _check_axes(ax: object, name: str = "ax") -> Any:
     from matplotlib.axes import Axes
 
     if not isinstance(ax, Axes):
-        raise TypeError(f"`{name}` must be a matplotlib Axes or None; got {type(ax).__name__}.")
+        raise InputTypeError(
+            "{argument} must be a matplotlib Axes or None; got {value}.",
+            argument=name,
+            value=type(ax).__name__,
+        )
     return ax
 
 
@@ -70,21 +79,28 @@ def _chosen_classes(table: CalibrationTable, classes: ArrayLike | None) -> NDArr
     """The groups of a class-conditional table to draw (all when K <= 20)."""
     if classes is None:
         if table.n_groups > MAX_GRID_CLASSES:
-            raise ValueError(
-                f"`classes` must be given to draw a class-wise grid of more than "
-                f"{MAX_GRID_CLASSES} classes (one panel each would be unreadable); got "
-                f"classes=None with K = {table.n_groups}.  Pass e.g. classes=[0, 1, 2]."
+            raise InputError(
+                "{classes} must be given to draw a class-wise grid of more than "
+                "{MAX_GRID_CLASSES} classes (one panel each would be unreadable); got "
+                "classes=None with K = {n_groups}.  Pass e.g. classes=[0, 1, 2].",
+                argument="classes",
+                MAX_GRID_CLASSES=MAX_GRID_CLASSES,
+                n_groups=table.n_groups,
             )
         return np.arange(table.n_groups)
     chosen = np.asarray(classes)
     if chosen.ndim != 1 or chosen.size == 0 or chosen.dtype.kind not in "iu":
-        raise ValueError(
-            f"`classes` must be a non-empty 1-D sequence of class indices; got {classes!r}."
+        raise InputError(
+            "{classes} must be a non-empty 1-D sequence of class indices; got {value!r}.",
+            argument="classes",
+            value=classes,
         )
     if chosen.min() < 0 or chosen.max() >= table.n_groups or np.unique(chosen).size < chosen.size:
-        raise ValueError(
-            f"`classes` must be distinct class indices in [0, {table.n_groups - 1}]; "
-            f"got {classes!r}."
+        raise InputError(
+            "{classes} must be distinct class indices in [0, {last}]; got {given!r}.",
+            argument="classes",
+            last=table.n_groups - 1,
+            given=classes,
         )
     return chosen
 
@@ -218,9 +234,10 @@ class _Display:
         of ``from_predictions`` (``logits`` excepted: the probabilities are drawn).
         """
         if not hasattr(recalibrator, "predict_proba"):
-            raise TypeError(
-                "`recalibrator` must be a fitted recalibrator with predict_proba; "
-                f"got {type(recalibrator).__name__}."
+            raise InputTypeError(
+                "{recalibrator} must be a fitted recalibrator with predict_proba; got {value}.",
+                argument="recalibrator",
+                value=type(recalibrator).__name__,
             )
         if label is None:
             label = type(recalibrator).__name__
@@ -297,9 +314,11 @@ class ReliabilityDiagram(_Display):
         if self.table_.class_conditional:
             self.classes_ = _chosen_classes(self.table_, classes)
         elif classes is not None:
-            raise ValueError(
-                "`classes` chooses the panels of a class-wise grid (class_conditional=True); "
-                f"got classes={classes!r} with a pooled table."
+            raise InputError(
+                "{classes} chooses the panels of a class-wise grid (class_conditional=True); "
+                "got classes={value!r} with a pooled table.",
+                argument="classes",
+                value=classes,
             )
         else:
             self.classes_ = None
@@ -462,7 +481,12 @@ def _panel_axes(ax: Any, n_panels: int) -> NDArray:
     for panel in axes:
         _check_axes(panel)
     if axes.size != n_panels:
-        raise ValueError(f"`ax` must hold one Axes per class drawn ({n_panels}); got {axes.size}.")
+        raise InputError(
+            "{ax} must hold one Axes per class drawn ({n_panels}); got {size}.",
+            argument="ax",
+            n_panels=n_panels,
+            size=axes.size,
+        )
     return axes
 
 
@@ -493,9 +517,11 @@ class ConfidenceHistogram(_Display):
     def __init__(self, table: CalibrationTable, *, label: str | None = None):
         self.table_ = check_table(table)
         if self.table_.class_conditional:
-            raise ValueError(
-                "`table` must be pooled (class_conditional=False) for a confidence histogram; "
-                f"got a class-conditional table of {self.table_.n_groups} groups."
+            raise InputError(
+                "{table} must be pooled (class_conditional=False) for a confidence histogram; "
+                "got a class-conditional table of {n_groups} groups.",
+                argument="table",
+                n_groups=self.table_.n_groups,
             )
         self.label = _check_label(label)
         total = float(self.table_.counts.sum())

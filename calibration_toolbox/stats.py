@@ -24,6 +24,7 @@ from scipy.special import ndtr, ndtri
 from calibration_toolbox import _registry as registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._arrays import is_dask_input
+from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.metrics._engine import (
     EntryCells,
@@ -103,9 +104,10 @@ class ConsistencyTestResult:
 # -- argument checks -------------------------------------------------------------------------
 def _check_metric(metric: object) -> Callable:
     if not callable(metric):
-        raise TypeError(
-            "`metric` must be a callable metric(prob, labels, ...) such as ECE; "
-            f"got {type(metric).__name__}."
+        raise InputTypeError(
+            "{metric} must be a callable metric(prob, labels, ...) such as ECE; got {value}.",
+            argument="metric",
+            value=type(metric).__name__,
         )
     return metric
 
@@ -114,9 +116,11 @@ def _check_random_state(random_state: object) -> np.random.Generator:
     try:
         return np.random.default_rng(random_state)
     except (TypeError, ValueError):
-        raise TypeError(
-            "`random_state` must be None, an integer seed or a numpy.random.Generator; "
-            f"got {type(random_state).__name__}."
+        raise InputTypeError(
+            "{random_state} must be None, an integer seed or a numpy.random.Generator; "
+            "got {value}.",
+            argument="random_state",
+            value=type(random_state).__name__,
         ) from None
 
 
@@ -126,15 +130,29 @@ def _check_method(method: object) -> str:
         return names[method.lower()]
     expected = ", ".join(repr(name) for name in _METHODS)
     if not isinstance(method, str):
-        raise TypeError(f"`method` must be one of {expected}; got {type(method).__name__}.")
-    raise ValueError(f"`method` must be one of {expected}; got {method!r}.")
+        raise InputTypeError(
+            "{method} must be one of {expected}; got {value}.",
+            argument="method",
+            expected=expected,
+            value=type(method).__name__,
+        )
+    raise InputError(
+        "{method} must be one of {expected}; got {value!r}.",
+        argument="method",
+        expected=expected,
+        value=method,
+    )
 
 
 def _as_number(value: object) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"`metric` must return a number; got {type(value).__name__}.") from None
+        raise InputTypeError(
+            "{metric} must return a number; got {value}.",
+            argument="metric",
+            value=type(value).__name__,
+        ) from None
 
 
 def _n_rows(prob: PredictionsLike) -> int:

@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _registry as registry
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox._rows import canonical_rows
 from calibration_toolbox.binning import BlockTotals
 from calibration_toolbox.metrics import scoring
@@ -205,8 +206,8 @@ class CalibrationAccumulator:
         self.renormalize = bool(renormalize)
         self.scores = iv.check_flag(scores, "scores")
         if self.scores and self.renormalize:
-            raise ValueError(
-                "`renormalize=True` divides each row of probabilities by its sum; with "
+            raise InputError(
+                "{renormalize=True} divides each row of probabilities by its sum; with "
                 "scores=True there is one score per row, so there is nothing to renormalise."
             )
         self.tables = _check_tables(tables, self.scores)
@@ -215,7 +216,11 @@ class CalibrationAccumulator:
         if n_classes is not None:
             n_classes = iv.integer_at_least(2)(n_classes, "n_classes")
             if self.scores and n_classes != 2:
-                raise ValueError(f"`n_classes` must be 2 with scores=True; got {n_classes}.")
+                raise InputError(
+                    "{n_classes} must be 2 with scores=True; got {value}.",
+                    argument="n_classes",
+                    value=n_classes,
+                )
             self._sums.n_classes = n_classes
 
     @property
@@ -312,9 +317,13 @@ class CalibrationAccumulator:
                 "that need all rows, call them on the full arrays (memory-mapped if need be)."
             )
         if name not in self._available():
-            raise ValueError(
-                f"`name` must be one of {', '.join(self._available())} for this accumulator "
-                f"(tables={self.tables}); got {name!r}."
+            raise InputError(
+                "{name} must be one of {available} for this accumulator "
+                "(tables={tables}); got {given!r}.",
+                argument="name",
+                available=", ".join(self._available()),
+                tables=self.tables,
+                given=name,
             )
         sums = self._finished()
         if name == "brier_score":
@@ -369,17 +378,21 @@ class CalibrationAccumulator:
         if self.scores:
             return prob if isinstance(prob, Scores) else Scores(prob)
         if isinstance(prob, Scores):
-            raise TypeError(
-                "`prob` is Scores, but this accumulator was built for (N, K) predictions; "
-                "build it with scores=True to bin one score per row."
+            raise InputTypeError(
+                "{prob:is} Scores, but this accumulator was built for (N, K) predictions; "
+                "build it with scores=True to bin one score per row.",
+                argument="prob",
             )
         return prob
 
     def _check_n_classes(self, n_classes: int) -> None:
         if self._sums.n_classes not in (None, n_classes):
-            raise ValueError(
-                f"`prob` must have {self._sums.n_classes} columns, the number of classes of "
-                f"this accumulator (fixed by its first batch or n_classes); got {n_classes}."
+            raise InputError(
+                "{prob} must have {n_classes} columns, the number of classes of "
+                "this accumulator (fixed by its first batch or n_classes); got {given}.",
+                argument="prob",
+                n_classes=self._sums.n_classes,
+                given=n_classes,
             )
 
     def _same_options(self, other: CalibrationAccumulator) -> None:
@@ -400,13 +413,19 @@ def _check_tables(tables: Sequence[str] | None, scores: bool) -> tuple[str, ...]
     if tables is None:
         return allowed
     if isinstance(tables, str) or not all(isinstance(kind, str) for kind in tables):
-        raise TypeError(f"`tables` must be a sequence of table names; got {tables!r}.")
+        raise InputTypeError(
+            "{tables} must be a sequence of table names; got {value!r}.",
+            argument="tables",
+            value=tables,
+        )
     for kind in tables:
         if kind not in allowed:
-            raise ValueError(
-                f"`tables` must hold names among {allowed}"
-                + (" (Scores give one score per row: no class-wise table)" if scores else "")
-                + f"; got {kind!r}."
+            raise InputError(
+                "{tables} must hold names among {allowed}{why}; got {kind!r}.",
+                argument="tables",
+                allowed=allowed,
+                why=" (Scores give one score per row: no class-wise table)" if scores else "",
+                kind=kind,
             )
     return tuple(kind for kind in allowed if kind in tables)
 
@@ -468,7 +487,11 @@ def _merged(first: CalibrationAccumulator, second: CalibrationAccumulator) -> _S
     The complete blocks' sums are added, then the rows each keeps are added as a batch.
     """
     if not isinstance(second, CalibrationAccumulator):
-        raise TypeError(f"`other` must be a CalibrationAccumulator; got {type(second).__name__}.")
+        raise InputTypeError(
+            "{other} must be a CalibrationAccumulator; got {value}.",
+            argument="other",
+            value=type(second).__name__,
+        )
     first._same_options(second)
     a, b = first._sums, second._sums
     if b.n_samples == 0:

@@ -27,11 +27,21 @@ SOURCE = Path(__file__).resolve().parents[1] / PACKAGE
 #: Bottom to top: a module imports modules of its own layer or of the layers before it.
 #: Names are relative to the package ("" is the package itself), ``fnmatch`` patterns.
 LAYERS = (
-    # Leaves: facts that know no other module (block sizes and the scan, warnings, types,
-    # docstring pieces, the Scores wrapper, the key names of files, what a metric is).
+    # Leaves: facts that know no other module (block sizes and the scan, the input errors
+    # and warnings, types, docstring pieces, the Scores wrapper, the key names of files,
+    # what a metric is).
     (
         "leaves",
-        ("_typing", "_warnings", "_rows", "_docstrings", "_registry", "scores", "_columns"),
+        (
+            "_typing",
+            "_errors",
+            "_warnings",
+            "_rows",
+            "_docstrings",
+            "_registry",
+            "scores",
+            "_columns",
+        ),
     ),
     # Facts of one array-like value, over the leaves.
     ("array facts", ("_arrays",)),

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -22,6 +21,7 @@ from contextlib import AbstractContextManager
 
 import numpy as np
 
+from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox.cli._inputs import (
     check_split,
     check_values,
@@ -39,14 +39,12 @@ __all__ = ["FIT_BYTES", "FileBlocks", "fit_on_share", "in_file_rows"]
 FIT_BYTES = 2**28
 """The fit rows (as read) of a method without ``fit_blocks`` are gathered up to 256 MiB."""
 
-_ROW = re.compile(r"\brow (\d+)")
 
-
-def in_file_rows(message: str, path: str, first_row: int) -> str:
-    """A block's message with its row numbers made the file's (after the file's name)."""
-    prefix = f"{path}: "
-    head, body = (prefix, message[len(prefix) :]) if message.startswith(prefix) else ("", message)
-    return head + _ROW.sub(lambda match: f"row {int(match[1]) + first_row}", body)
+def in_file_rows(error: Exception, first_row: int) -> Exception:
+    """A block's error with its row counted in the file (an error naming no row as it is)."""
+    if isinstance(error, (InputError, InputTypeError)):
+        return error.shifted(first_row)
+    return error
 
 
 def total_rows(path: str) -> int | None:
@@ -138,7 +136,7 @@ class FileBlocks:
                 with self.file_scope():
                     check_values(args.path, predictions, labels, args.logits, args.scores)
         except (ValueError, TypeError) as error:
-            raise type(error)(in_file_rows(str(error), args.path, first_row)) from None
+            raise in_file_rows(error, first_row) from None
         return predictions
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from calibration_toolbox import __version__
+from calibration_toolbox._errors import within
 from calibration_toolbox._validation import check_predictions
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.cli._parser import UsageError
@@ -301,8 +302,7 @@ def check_values(
     try:
         negative_log_likelihood(metric_view(predictions, scores, logits), labels, logits=logits)
     except (ValueError, TypeError) as error:
-        kind = ValueError if isinstance(error, ValueError) else TypeError
-        raise kind(f"{path}: {error}") from None
+        raise within(error, "{file}: ", file=path) from None
 
 
 def check_same_columns(test: Part, fit: Part, fit_text: str, path: str) -> None:
@@ -325,7 +325,7 @@ def renormalized(
     try:
         return check_predictions(predictions, labels, renormalize=True).prob
     except (ValueError, TypeError) as error:
-        raise type(error)(f"{path}: {error}") from None
+        raise within(error, "{file}: ", file=path) from None
 
 
 # SplitMix64 (Steele, Lea and Flood 2014): the state advances by the golden-ratio constant

@@ -23,6 +23,7 @@ import numpy as np
 
 from calibration_toolbox import CalibrationAccumulator
 from calibration_toolbox import _registry as registry
+from calibration_toolbox._errors import within
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.cli._blocks import FileBlocks, fit_on_share, in_file_rows
 from calibration_toolbox.cli._document import (
@@ -162,8 +163,7 @@ class _Columns:
         except (ValueError, TypeError) as error:
             # The whole file's check gives the message (its numbers: a row sum in float64).
             blocks.checked_block(predictions, labels, first_row, checking=True)
-            message = in_file_rows(f"{args.path}: {error}", args.path, first_row)
-            raise type(error)(message) from None
+            raise in_file_rows(within(error, "{file}: ", file=args.path), first_row) from None
         for method, model, accumulator in zip(
             self.options.methods, self.models, self.accumulators[1:], strict=True
         ):

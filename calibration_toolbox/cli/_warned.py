@@ -1,7 +1,8 @@
 """The command line's words for the API's, and the warnings of a report by what they concern.
 
-:func:`in_cli_words` turns a message of the library (``prob_key``, ``logits=True``) into the
-command line's (``--prob-key``, ``--logits``), on stderr and in the report alike.
+:func:`in_cli_words` renders a message of the library (an input error, a warning issued with
+a template) in the command line's words (:data:`CLI_WORDS`: ``--prob-key`` for ``prob_key``,
+``--logits`` for ``logits=True``), on stderr and in the report alike.
 :class:`Warned` records the warnings of a report (``warnings.catch_warnings(record=True)``)
 where they arise: around each method's fit and application (the method's), around the
 checks of the file (the file's, even inside a method's fit that reads the file), and around
@@ -15,46 +16,57 @@ import contextlib
 import warnings
 from collections.abc import Iterator
 
-__all__ = ["Warned", "in_cli_words"]
+from calibration_toolbox._errors import Word, Words, structured_text
 
-# The API's words in a message -> the command line's (backticks mark an argument's name).
-_CLI_WORDS = (
-    ("`logits=True`", "--logits"),
-    ("logits=True", "--logits"),
-    ("renormalize=True", "--renormalize"),
-    ("`prob_key`", "--prob-key"),
-    ("`labels_key`", "--labels-key"),
-    ("`labels_path`", "--labels"),
-    ("Pass `classes` (`--classes` on the command line)", "Pass --classes (or --classes-file)"),
-    ("classes=['cat', 'dog']", "--classes cat,dog"),
-    ("`classes`", "--classes"),
-    ("`prob_column`", "--prob-column"),
-    ("`labels_column`", "--labels-column"),
-    ("`pred_column`", "--pred-column"),
-    ("pass `scores=True` (`--scores` on the command line)", "pass --scores"),
-    ("`sep`", "--sep"),
-    ("`bins`", "--bins"),
-    ("`path`", "the file"),
-    ("`prob`", "the predictions array"),
-    ("`Scores`", "the scores"),
-    ("without Scores", "without --scores"),
-    ("with Scores", "with --scores"),
-    ("`X`", "the predictions array"),
-    ("`labels`", "the labels"),
-    ("`y`", "the labels"),
-    ("`", ""),
+__all__ = ["CLI_WORDS", "Warned", "in_cli_words"]
+
+CLI_WORDS = Words(
+    {
+        "logits=True": "--logits",
+        "logits_flag": "--logits",
+        "renormalize=True": "--renormalize",
+        "renormalize_flag": "--renormalize",
+        "prob_key": "--prob-key",
+        "labels_key": "--labels-key",
+        "labels_path": "--labels",
+        "pass_classes": "Pass --classes (or --classes-file)",
+        "classes_example": "--classes cat,dog",
+        "classes": "--classes",
+        "prob_column": "--prob-column",
+        "labels_column": "--labels-column",
+        "pred_column": "--pred-column",
+        "pass_scores": "pass --scores",
+        "sep": "--sep",
+        "bins": "--bins",
+        "path": "the file",
+        "prob": "the predictions array",
+        "Scores": Word("the scores", plural=True),
+        "without_scores": "without --scores",
+        "with_scores": "with --scores",
+        "X": "the predictions array",
+        "labels": Word("the labels", plural=True),
+        "y": Word("the labels", plural=True),
+    },
+    "{}",
 )
+"""The command line's words for the API's: its options, and the file's arrays by what they hold."""
 
 
-def in_cli_words(error: BaseException | str) -> str:
-    """One line in the command line's words: ``--prob-key`` for `prob_key`, and so on."""
-    if isinstance(error, OSError) and error.strerror and error.filename:
-        text = f"cannot read {error.filename}: {error.strerror}."
+def in_cli_words(caught: BaseException | str) -> str:
+    """One line in the command line's words: ``--prob-key`` for `prob_key`, and so on.
+
+    An input error, or a warning issued with a :class:`~calibration_toolbox._errors.Text`,
+    is rendered from its template in :data:`CLI_WORDS`; any other text (NumPy's, the
+    command line's own) is shown as it is, on one line.
+    """
+    text = None if isinstance(caught, str) else structured_text(caught)
+    if text is not None:
+        line = text.render(CLI_WORDS)
+    elif isinstance(caught, OSError) and caught.strerror and caught.filename:
+        line = f"cannot read {caught.filename}: {caught.strerror}."
     else:
-        text = str(error)
-    for api_word, cli_word in _CLI_WORDS:
-        text = text.replace(api_word, cli_word)
-    return " ".join(text.split())
+        line = str(caught)
+    return " ".join(line.split())
 
 
 class Warned:
@@ -63,13 +75,15 @@ class Warned:
     Examples
     --------
     >>> import warnings
+    >>> from calibration_toolbox._errors import Text
+    >>> from calibration_toolbox._warnings import warn
     >>> warned = Warned()
     >>> with warnings.catch_warnings(record=True) as shown:
     ...     warnings.simplefilter("always")
     ...     with warned.of_file():
-    ...         warnings.warn("`prob` looks like logits")
+    ...         warn(Text("{prob} looks like logits"))
     ...         with warned.method("vector"):
-    ...             warnings.warn("vector scaling did not converge")
+    ...             warn("vector scaling did not converge")
     >>> warned.file, warned.methods
     (['the predictions array looks like logits'], {'vector': ['vector scaling did not converge']})
     >>> len(shown)  # each issued again once, for stderr

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import InputError, InputTypeError, Name
 from calibration_toolbox.binning import is_uniform
 
 __all__ = [
@@ -36,9 +37,11 @@ def check_debias(debias: object, norm: float) -> bool:
     debias = iv.check_flag(debias, "debias")
     if debias and norm != 2:
         shown = "'inf'" if norm == np.inf else int(norm)
-        raise ValueError(
-            "`debias=True` needs norm=2 (the debiased estimator corrects the squared gaps); "
-            f"got norm={shown}."
+        raise InputError(
+            "{debias=True} needs norm=2 (the debiased estimator corrects the squared gaps); "
+            "got norm={shown}.",
+            argument="debias",
+            shown=shown,
         )
     return debias
 
@@ -135,5 +138,9 @@ def one_spelling(value, default, synonym, name: str, synonym_name: str):
     if synonym is None:
         return value
     if value is not default:
-        raise TypeError(f"pass `{name}` or its synonym `{synonym_name}`, not both.")
+        raise InputTypeError(
+            "pass {argument} or its synonym {synonym}, not both.",
+            argument=name,
+            synonym=Name(synonym_name),
+        )
     return synonym

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox.metrics._intervals import (
     ConfidenceInterval,
     accuracy_intervals,
@@ -211,7 +212,11 @@ class CalibrationTable:
         part = iv.choice("both", "over", "under")(part, "part")
         average = iv.choice("macro", "weighted")(average, "average")
         if debias and part != "both":
-            raise ValueError(f"`debias=True` is for the whole error (part='both'); got {part!r}.")
+            raise InputError(
+                "{debias=True} is for the whole error (part='both'); got {part!r}.",
+                argument="debias",
+                part=part,
+            )
         return float(
             reduce_tables(
                 self.counts,
@@ -273,9 +278,13 @@ def check_same_options(first, second, options: tuple[str, ...], what: str) -> No
     for option in options:
         values = getattr(first, option), getattr(second, option)
         if values[0] != values[1]:
-            raise ValueError(
-                f"{what} only when built with the same options; `{option}` differs: "
-                f"{values[0]!r} and {values[1]!r}."
+            raise InputError(
+                "{what} only when built with the same options; {argument} differs: "
+                "{first!r} and {second!r}.",
+                argument=option,
+                what=what,
+                first=values[0],
+                second=values[1],
             )
 
 
@@ -378,13 +387,13 @@ def zeroed(table: CalibrationTable) -> CalibrationTable:
 _SUMS = ("counts", "score_sums", "target_sums")
 
 
-# -- per-bin intervals ----------------------------------------------------------------------
 # -- per-bin intervals ------------------------------------------------------------------------
 def check_table(table: object) -> CalibrationTable:
     if not isinstance(table, CalibrationTable):
-        raise TypeError(
-            "`table` must be a CalibrationTable (from calibration_table); "
-            f"got {type(table).__name__}."
+        raise InputTypeError(
+            "{table} must be a CalibrationTable (from calibration_table); got {value}.",
+            argument="table",
+            value=type(table).__name__,
         )
     return table
 

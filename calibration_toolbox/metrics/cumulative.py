@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
+from calibration_toolbox._errors import InputError
 from calibration_toolbox._rows import SORT_CHUNK_ELEMENTS, row_blocks
 from calibration_toolbox.binning import adaptive_edges, sort_rows_with_flags
 from calibration_toolbox.metrics._table import reduce_tables
@@ -52,9 +53,11 @@ def _checked_sets(
     variant = iv.choice(*_VARIANTS)(variant, "variant")
     r = iv.integer_at_least(1)(r, "r")
     if variant == "class-wise" and r != 1:
-        raise ValueError(
-            f"`r` applies to variant='top-r' and 'within-top-r'; got r={r} with "
-            "variant='class-wise'."
+        raise InputError(
+            "{r} applies to variant='top-r' and 'within-top-r'; got r={value} with "
+            "variant='class-wise'.",
+            argument="r",
+            value=r,
         )
     top_label = variant != "class-wise" and r == 1
     if isinstance(prob, Scores) and not top_label:
@@ -66,9 +69,11 @@ def _checked_sets(
         prob, labels, logits=logits, renormalize=renormalize, top_label=top_label
     )
     if r > checked.n_classes:
-        raise ValueError(
-            f"`r` must be an integer in [1, {checked.n_classes}] for {checked.n_classes} "
-            f"classes; got {r}."
+        raise InputError(
+            "{r} must be an integer in [1, {n_classes}] for {n_classes} classes; got {value}.",
+            argument="r",
+            n_classes=checked.n_classes,
+            value=r,
         )
     weights = iv.check_sample_weight(sample_weight, checked.n_samples)
     return checked, weights, variant, r

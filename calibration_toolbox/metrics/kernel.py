@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = ["MMCE", "SKCE"]
@@ -55,15 +56,27 @@ def _check_bandwidth(bandwidth: object, allow_none: bool) -> float | None:
         "a positive number or None (the median heuristic)" if allow_none else "a positive number"
     )
     if not isinstance(bandwidth, numbers.Real) or isinstance(bandwidth, (bool, np.bool_)):
-        raise TypeError(f"`bandwidth` must be {what}; got {bandwidth!r}.")
+        raise InputTypeError(
+            "{bandwidth} must be {what}; got {value!r}.",
+            argument="bandwidth",
+            what=what,
+            value=bandwidth,
+        )
     if not (np.isfinite(bandwidth) and bandwidth > 0):
-        raise ValueError(f"`bandwidth` must be {what}; got {bandwidth!r}.")
+        raise InputError(
+            "{bandwidth} must be {what}; got {value!r}.",
+            argument="bandwidth",
+            what=what,
+            value=bandwidth,
+        )
     return float(bandwidth)
 
 
 def _refuse_weights(sample_weight: ArrayLike | None, why: str) -> None:
     if sample_weight is not None:
-        raise ValueError(f"`sample_weight` is not supported {why}.")
+        raise InputError(
+            "{sample_weight:is} not supported {why}.", argument="sample_weight", why=why
+        )
 
 
 # -- MMCE -------------------------------------------------------------------------------------
@@ -242,7 +255,9 @@ def MMCE(
     if weights is not None:
         weights = weights / weights.sum()
     if unbiased and n < 2:
-        raise ValueError(f"`prob` needs at least 2 rows with unbiased=True; got {n}.")
+        raise InputError(
+            "{prob} needs at least 2 rows with unbiased=True; got {n}.", argument="prob", n=n
+        )
     values, residuals = _sorted_residuals(scores, targets, weights)
     total = _off_diagonal_form(values, residuals, bandwidth)
     if unbiased:
@@ -321,8 +336,8 @@ def _median_heuristic(prob: NDArray) -> float:
     off_diagonal = squares.reshape(-1)[:-1].reshape(m - 1, m + 1)[:, 1:]
     median = float(np.median(np.sqrt(off_diagonal))) if m > 1 else 0.0
     if not median > 0:
-        raise ValueError(
-            "the median heuristic for `bandwidth` is 0 (the predictions compared are all "
+        raise InputError(
+            "the median heuristic for {bandwidth} is 0 (the predictions compared are all "
             "equal); pass bandwidth= explicitly."
         )
     return median
@@ -371,8 +386,11 @@ def _block_estimate(prob: NDArray, labels: NDArray, bandwidth: float, block_size
     """
     n_blocks = len(prob) // block_size
     if n_blocks == 0:
-        raise ValueError(
-            f"`block_size` must be at most the number of rows ({len(prob)}); got {block_size}."
+        raise InputError(
+            "{block_size} must be at most the number of rows ({n_rows}); got {given}.",
+            argument="block_size",
+            n_rows=len(prob),
+            given=block_size,
         )
     if block_size == 2:  # the linear estimator: views of the even and odd rows, no copy
         used = 2 * n_blocks
@@ -509,7 +527,11 @@ def SKCE(
     if estimator in ("linear", "block"):
         size = 2 if estimator == "linear" else block_size
         if estimator == "linear" and len(prob) < 2:
-            raise ValueError(f"`prob` needs at least 2 rows for SKCE; got {len(prob)}.")
+            raise InputError(
+                "{prob} needs at least 2 rows for SKCE; got {value}.",
+                argument="prob",
+                value=len(prob),
+            )
         return float(_block_estimate(prob, labels, bandwidth, size))
     residuals = _residuals(prob, labels)
     n = len(prob)
@@ -518,7 +540,7 @@ def SKCE(
         normaliser = n * float(n) if weights is None else float(weights.sum()) ** 2
         return float(total / normaliser)
     if n < 2:
-        raise ValueError(f"`prob` needs at least 2 rows for SKCE; got {n}.")
+        raise InputError("{prob} needs at least 2 rows for SKCE; got {n}.", argument="prob", n=n)
     return float(
         _quadratic_sum(prob, residuals, None, bandwidth, diagonal=False) / (n * (n - 1.0))
     )

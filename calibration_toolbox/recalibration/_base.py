@@ -41,6 +41,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import softmax
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import InputError, Name, Text, as_value_error, within
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox._validation import NotFittedError, check_labels
 from calibration_toolbox.metrics.scoring import negative_log_likelihood
@@ -110,7 +111,8 @@ class Field(NamedTuple):
         The values of a choice.
     rule : callable, optional
         ``rule(name, state)`` with every attribute decoded and shaped: ``None`` if the value
-        is consistent, else the error message (for example weights off the simplex).
+        is consistent, else the error message as a :class:`~calibration_toolbox._errors.Text`
+        (for example weights off the simplex).
     """
 
     kind: str
@@ -121,7 +123,7 @@ class Field(NamedTuple):
     shape: tuple[int | str, ...] = ()
     dtype: str = "float"
     options: tuple[str, ...] = ()
-    rule: Callable[[str, dict[str, Any]], str | None] | None = None
+    rule: Callable[[str, dict[str, Any]], Text | None] | None = None
 
 
 def _range_text(low: float, high: float, strict_low: bool) -> str:
@@ -160,7 +162,7 @@ def array_field(
     low: float = -math.inf,
     high: float = math.inf,
     strict_low: bool = False,
-    rule: Callable[[str, dict[str, Any]], str | None] | None = None,
+    rule: Callable[[str, dict[str, Any]], Text | None] | None = None,
 ) -> Field:
     """An array of ``shape`` (see :class:`Field`); float entries finite and in range."""
     entries = "integers" if dtype == "integer" else "finite numbers"
@@ -195,7 +197,12 @@ def _decode_scalar(name: str, field: Field, stored: object) -> object:
         elif ok and field.kind == "number":
             stored = value
     if not ok:
-        raise ValueError(f"`{name}` must be {field.requirement}; got {_got(stored)}.")
+        raise InputError(
+            "{argument} must be {requirement}; got {value}.",
+            argument=name,
+            requirement=field.requirement,
+            value=_got(stored),
+        )
     return stored
 
 
@@ -203,7 +210,12 @@ def _decode_array(name: str, field: Field, stored: object) -> NDArray:
     """The array of a stored ``{"dtype", "shape", "data"}`` mapping, checked against ``field``."""
     expected = "an array stored as {'dtype': ..., 'shape': [...], 'data': [...]}"
     if not isinstance(stored, dict) or sorted(stored) != ["data", "dtype", "shape"]:
-        raise ValueError(f"`{name}` must be {expected}; got {_got(stored)}.")
+        raise InputError(
+            "{argument} must be {expected}; got {value}.",
+            argument=name,
+            expected=expected,
+            value=_got(stored),
+        )
     try:
         stored_dtype = np.dtype(stored["dtype"])
     except (TypeError, ValueError):
@@ -216,21 +228,28 @@ def _decode_array(name: str, field: Field, stored: object) -> NDArray:
     kinds = "iu" if integer else "fiu"  # float arrays may be written with integral entries
     dtype_ok = stored_dtype.kind in "iu" if integer else stored_dtype.kind == "f"
     if not dtype_ok:
-        raise ValueError(
-            f"`{name}` must be stored with dtype {'an integer' if integer else 'float64'}; "
-            f"got {_got(stored['dtype'])}."
+        raise InputError(
+            "{argument} must be stored with dtype {dtype}; got {given}.",
+            argument=name,
+            dtype="an integer" if integer else "float64",
+            given=_got(stored["dtype"]),
         )
     if not (
         isinstance(shape, list)
         and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
     ):
-        raise ValueError(
-            f"`{name}` must have a shape of non-negative integers; got {_got(shape)}."
+        raise InputError(
+            "{argument} must have a shape of non-negative integers; got {value}.",
+            argument=name,
+            value=_got(shape),
         )
     if not (data.ndim == 1 and data.dtype.kind in kinds and data.size == math.prod(shape)):
-        raise ValueError(
-            f"`{name}` must hold a flat list of {math.prod(shape)} "
-            f"{'integers' if integer else 'numbers'} for its shape {tuple(shape)}."
+        raise InputError(
+            "{argument} must hold a flat list of {size} {kind} for its shape {shape}.",
+            argument=name,
+            size=math.prod(shape),
+            kind="integers" if integer else "numbers",
+            shape=tuple(shape),
         )
     array = data.astype(np.intp if integer else np.float64).reshape(shape)
     if not integer:
@@ -238,7 +257,12 @@ def _decode_array(name: str, field: Field, stored: object) -> NDArray:
         bad = ~(np.isfinite(array) & low & (array <= field.high))
         if bad.any():
             requirement = _ANY.requirement if field.kind == "any" else field.requirement
-            raise ValueError(f"`{name}` must be {requirement}; got {float(array[bad].flat[0])!r}.")
+            raise InputError(
+                "{argument} must be {requirement}; got {value!r}.",
+                argument=name,
+                requirement=requirement,
+                value=float(array[bad].flat[0]),
+            )
     return array
 
 
@@ -258,9 +282,12 @@ def _check_shapes(schema: dict[str, Field], state: dict[str, Any], dims: dict[st
                 dimension = dims.get(symbol, 0) + offset
             expected.append(dimension)
         if tuple(expected) != actual:
-            raise ValueError(
-                f"`{name}` must have shape {tuple(expected)} to agree with the other fitted "
-                f"attributes; got {actual}."
+            raise InputError(
+                "{argument} must have shape {value} to agree with the other fitted "
+                "attributes; got {actual}.",
+                argument=name,
+                value=tuple(expected),
+                actual=actual,
             )
 
 
@@ -272,15 +299,27 @@ def _shape_for(shape: tuple, ndim: int) -> tuple:
 
 
 def _check_keys(mapping: object, expected, what: str, *, allow_missing: bool = False):
-    """``mapping`` must be a dict whose keys are ``expected`` (or a subset of them)."""
+    """``mapping`` must be a dict whose keys are ``expected`` (or a subset of them).
+
+    ``what`` is a :class:`~calibration_toolbox._errors.Name` (``Name("fitted")``) or words.
+    """
     if not isinstance(mapping, dict):
-        raise ValueError(f"{what} must be a JSON object (dict); got {type(mapping).__name__}.")
+        raise InputError(
+            "{what} must be a JSON object (dict); got {kind}.",
+            what=what,
+            kind=type(mapping).__name__,
+        )
     unknown = sorted(str(key) for key in mapping if key not in expected)
     if unknown:
-        raise ValueError(f"{what} has unknown key(s) {unknown}; expected {list(expected)}.")
+        raise InputError(
+            "{what} has unknown key(s) {unknown}; expected {expected}.",
+            what=what,
+            unknown=unknown,
+            expected=list(expected),
+        )
     missing = [key for key in expected if key not in mapping]
     if missing and not allow_missing:
-        raise ValueError(f"{what} lacks the key(s) {missing}.")
+        raise InputError("{what} lacks the key(s) {missing}.", what=what, missing=missing)
 
 
 class Recalibrator:
@@ -427,9 +466,12 @@ class Recalibrator:
 
     def _check_n_classes(self, n_classes: int) -> None:
         if n_classes != self.n_classes_:
-            raise ValueError(
-                f"`X` has {n_classes} classes but this {type(self).__name__} was fitted on "
-                f"{self.n_classes_}."
+            raise InputError(
+                "{X:has} {n_classes} classes but this {value} was fitted on {n_classes_}.",
+                argument="X",
+                n_classes=n_classes,
+                value=type(self).__name__,
+                n_classes_=self.n_classes_,
             )
 
     # -- labels: class indices, or names with `classes` -----------------------------------
@@ -463,18 +505,23 @@ class Recalibrator:
         return iv.check_predicted_logits(X, name, advice=self._probability_advice)
 
     @staticmethod
-    def _probability_advice(ndim: int) -> str:
+    def _probability_advice(ndim: int) -> Text:
         """The end of :meth:`_fit_logits`'s warning for an ``X`` of ``ndim`` dimensions."""
         if ndim == 1:
-            return (
-                "if it holds P(y = 1), pass the log-odds `scipy.special.logit(p)` (or the "
-                "log-probabilities of both classes, `np.log(np.stack([1 - p, p], axis=1))`), "
-                "or fit BetaCalibration or IsotonicCalibration, which take probabilities."
+            return Text(
+                "if it holds P(y = 1), pass the log-odds {logit} (or the "
+                "log-probabilities of both classes, {log_both}), "
+                "or fit BetaCalibration or IsotonicCalibration, which take probabilities.",
+                fields={
+                    "logit": Name("scipy.special.logit(p)"),
+                    "log_both": Name("np.log(np.stack([1 - p, p], axis=1))"),
+                },
             )
-        return (
-            "if it holds probabilities, pass the log-probabilities `np.log(p)` (logits whose "
+        return Text(
+            "if it holds probabilities, pass the log-probabilities {log} (logits whose "
             "softmax is p itself), or fit DirichletCalibration or IsotonicCalibration, which "
-            "take probabilities."
+            "take probabilities.",
+            fields={"log": Name("np.log(p)")},
         )
 
     # -- prediction --------------------------------------------------------------------
@@ -533,7 +580,7 @@ class Recalibrator:
     def _decoded_state(cls, fitted: object) -> dict[str, Any]:
         """The fitted attributes of a description, checked against the class's schema."""
         schema = cls._schema()
-        _check_keys(fitted, schema, "`fitted`")
+        _check_keys(fitted, schema, Name("fitted"))
         state = {}
         # Scalars first: the array shapes are given in terms of them.
         for name, field in sorted(schema.items(), key=lambda item: item[1].kind == "array"):
@@ -545,7 +592,7 @@ class Recalibrator:
         for name, field in schema.items():
             problem = field.rule(name, state) if field.rule else None
             if problem:
-                raise ValueError(problem)
+                raise InputError.from_text(problem)
         return state
 
     def to_dict(self) -> dict[str, Any]:
@@ -584,23 +631,27 @@ class Recalibrator:
         dtypes, shapes, finiteness, ranges).  Any problem raises one ``ValueError``.
         """
         if not isinstance(data, dict) or data.get("format") != _FORMAT:
-            raise ValueError(
-                "not a recalibrator description written by `to_dict` or `save` (its "
-                f"`format` must be {_FORMAT!r})."
+            raise InputError(
+                "not a recalibrator description written by {to_dict} or {save} (its "
+                "{format} must be {_FORMAT!r}).",
+                _FORMAT=_FORMAT,
             )
         _check_keys(data, _DESCRIPTION_KEYS, "the description")
         version = data["format_version"]
         if version != FORMAT_VERSION or isinstance(version, bool):
-            raise ValueError(
-                f"`format_version` must be {FORMAT_VERSION}, the version this release reads; "
-                f"got {_got(version)}. Fit and save the recalibrator again."
+            raise InputError(
+                "{format_version} must be {FORMAT_VERSION}, the version this release reads; "
+                "got {value}. Fit and save the recalibrator again.",
+                argument="format_version",
+                FORMAT_VERSION=FORMAT_VERSION,
+                value=_got(version),
             )
         target = _resolve_class(cls, data["class"])
         instance = target(**_init_arguments(target, data["params"]))
         try:
             instance._checked_params()
         except (TypeError, ValueError) as exc:  # a wrong type in a file is a bad file
-            raise ValueError(str(exc)) from None
+            raise as_value_error(exc) from None
         fitted = data["fitted"]
         names = fitted.get("classes_") if isinstance(fitted, dict) else None
         if names is not None:
@@ -637,11 +688,13 @@ class Recalibrator:
             with open(path, encoding="utf-8") as handle:
                 data = json.load(handle)
         except ValueError as exc:  # truncated or corrupt JSON, or not UTF-8 text
-            raise ValueError(f"{name}: not a JSON file written by `save` ({exc}).") from None
+            raise InputError(
+                "{name}: not a JSON file written by {save} ({exc}).", name=name, exc=exc
+            ) from None
         try:
             return cls.from_dict(data)
         except ValueError as exc:
-            raise ValueError(f"{name}: {exc}") from None
+            raise within(exc, "{name}: ", name=name) from None
 
 
 def _class_id(cls: type) -> str:
@@ -657,9 +710,13 @@ def _resolve_class(cls: type[Recalibrator], name: object) -> type[Recalibrator]:
         cls if name == _class_id(cls) else _REGISTRY.get(name) if isinstance(name, str) else None
     )
     if target is None:
-        raise ValueError(
-            f"`class` must name a built-in recalibrator ({', '.join(sorted(_REGISTRY))}) or "
-            f"{_class_id(cls)}, whose `load` was called; got {_got(name)}."
+        raise InputError(
+            "{class} must name a built-in recalibrator ({built_in}) or "
+            "{subclass}, whose {load:was} called; got {given}.",
+            argument="class",
+            built_in=", ".join(sorted(_REGISTRY)),
+            subclass=_class_id(cls),
+            given=_got(name),
         )
     if not issubclass(target, cls):
         raise ValueError(f"the description is of a {name}, not of a {cls.__name__}.")
@@ -669,7 +726,7 @@ def _resolve_class(cls: type[Recalibrator], name: object) -> type[Recalibrator]:
 def _init_arguments(target: type[Recalibrator], params: object) -> dict[str, Any]:
     """``__init__`` arguments from stored parameters (lists back to tuples where due)."""
     signature = inspect.signature(target.__init__).parameters
-    _check_keys(params, target._param_names(), "`params`", allow_missing=True)
+    _check_keys(params, target._param_names(), Name("params"), allow_missing=True)
     return {
         name: tuple(value)
         if isinstance(signature[name].default, tuple) and isinstance(value, list)
@@ -749,9 +806,12 @@ def _check_stored_classes(classes: object, n_classes: int) -> None:
         and len(names) == n_classes
         and len(np.unique(names)) == n_classes
     ):
-        raise ValueError(
-            f"`classes_` must be a list of {n_classes} distinct class names (str or "
-            f"numbers), one per column; got {_got(classes)}."
+        raise InputError(
+            "{classes_} must be a list of {n_classes} distinct class names (str or "
+            "numbers), one per column; got {value}.",
+            argument="classes_",
+            n_classes=n_classes,
+            value=_got(classes),
         )
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import InputError, InputTypeError, Name, within
 
 __all__ = ["Block", "block_opener", "block_sum", "checked_blocks", "checked_part"]
 
@@ -41,30 +42,37 @@ class Block(NamedTuple):
 def block_opener(source: object) -> Callable[[], Iterator]:
     """A callable that starts a new pass over the blocks of ``source`` (see the module)."""
     if isinstance(source, Iterator):
-        raise TypeError(
-            "`source` is a one-shot iterator (a generator, say), but the fit passes over "
+        raise InputTypeError(
+            "{source:is} a one-shot iterator (a generator, say), but the fit passes over "
             "the blocks several times and a second pass would see no rows. Pass a callable "
-            "that returns a fresh iterator each time, e.g. `lambda: iter_predictions(path, "
-            "labels_path=labels)`, or a re-iterable collection of blocks (a list)."
+            "that returns a fresh iterator each time, e.g. {example}, or a re-iterable "
+            "collection of blocks (a list).",
+            argument="source",
+            example=Name("lambda: iter_predictions(path, labels_path=labels)"),
         )
     if callable(source):
         return lambda: iter(source())
     if isinstance(source, Iterable):
         return lambda: iter(source)
-    raise TypeError(
-        "`source` must be a callable returning an iterator of (logits, labels[, "
+    raise InputTypeError(
+        "{source} must be a callable returning an iterator of (logits, labels[, "
         "sample_weight]) blocks, or a re-iterable collection of such blocks; got "
-        f"{type(source).__name__}."
+        "{value}.",
+        argument="source",
+        value=type(source).__name__,
     )
 
 
 def _unpacked(block: object, index: int) -> tuple:
     """``(logits, labels, weights or None)`` of one block as yielded."""
     if not isinstance(block, tuple) or len(block) not in (2, 3):
-        raise TypeError(
-            f"block {index} of `source` must be a tuple (logits, labels) or (logits, labels, "
-            f"sample_weight); got {type(block).__name__}"
-            + (f" of length {len(block)}." if isinstance(block, tuple) else ".")
+        raise InputTypeError(
+            "block {index} of {source} must be a tuple (logits, labels) or (logits, labels, "
+            "sample_weight); got {kind}{length}.",
+            argument="source",
+            index=index,
+            kind=type(block).__name__,
+            length=f" of length {len(block)}" if isinstance(block, tuple) else "",
         )
     return block if len(block) == 3 else (*block, None)
 
@@ -81,8 +89,11 @@ def _checked_arrays(logits, labels, weights, start: int, n_classes: int | None) 
     logits = iv.check_logits(logits, "X")
     n_rows = len(logits)
     if n_classes is not None and logits.shape[1] != n_classes:
-        raise ValueError(
-            f"`X` has {logits.shape[1]} classes where the blocks before have {n_classes}."
+        raise InputError(
+            "{X:has} {value} classes where the blocks before have {n_classes}.",
+            argument="X",
+            value=logits.shape[1],
+            n_classes=n_classes,
         )
     labels = iv.check_labels(labels, n_rows, logits.shape[1], name="y")
     # A block whose weights are all 0 is valid (only the total must be positive).
@@ -108,7 +119,7 @@ def checked_blocks(open_blocks: Callable[[], Iterator]) -> Iterator[Block]:
             block = _checked_arrays(logits, labels, weights, start, n_classes)
         except (TypeError, ValueError) as exc:
             where = f"rows {start} to {start + n_rows[0] - 1}" if n_rows else f"block {index}"
-            raise type(exc)(f"in {where} of `source`: {exc}") from None
+            raise within(exc, "in {where} of {source}: ", where=where) from None
         n_classes = block.logits.shape[1]
         start += len(block.labels)
         yield block
@@ -126,7 +137,9 @@ def block_sum(open_blocks: Callable[[], Iterator], function: Callable):
         if not block.skip:
             total = total + function(block.logits, block.labels, block.weights)
     if n_rows == 0:
-        raise ValueError("`source` yielded no rows.")
+        raise InputError("{source} yielded no rows.", argument="source")
     if isinstance(total, float):
-        raise ValueError("`sample_weight` must have a positive sum; got all zeros.")
+        raise InputError(
+            "{sample_weight} must have a positive sum; got all zeros.", argument="sample_weight"
+        )
     return total

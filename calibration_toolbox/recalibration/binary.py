@@ -30,6 +30,7 @@ from scipy.optimize import minimize
 from scipy.special import log_expit, logit
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import Text
 from calibration_toolbox._rows import LOGISTIC_BLOCK_ROWS, row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
@@ -586,13 +587,16 @@ class _OneVsRestLogistic(Recalibrator):
         name = type(self).__name__
         if absent:
             if binary:
-                text = f"only class {1 - absent[0]} occurs in `y`"
+                text = f"only class {1 - absent[0]} occurs in {{y}}"
             else:
-                text = f"class(es) {_short_list(absent)} never occur in `y`"
+                text = f"class(es) {_short_list(absent)} never occur in {{y}}"
             warn(
-                f"{text}, so a {name} fit sees a single label and pushes the missing "
-                "class's calibrated probability towards 0 as far as the map allows. Calibrate "
-                "on a set that contains every class."
+                Text(
+                    text + ", so a {name} fit sees a single label and pushes the missing "
+                    "class's calibrated probability towards 0 as far as the map allows. "
+                    "Calibrate on a set that contains every class.",
+                    fields={"name": name},
+                )
             )
         if unbounded:
             subject = "the two classes" if binary else f"class(es) {_short_list(unbounded)}"

@@ -10,6 +10,7 @@ from scipy.optimize import minimize
 from scipy.special import log_softmax, logsumexp
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import Text
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
@@ -88,12 +89,16 @@ def _kkt_violation(mixing: NDArray, gradient: NDArray) -> float:
     return float(max(-shifted.min(), np.abs(shifted[mixing > 1e-9]).max(initial=0.0)))
 
 
-def _on_simplex(name: str, state: dict) -> str | None:
+def _on_simplex(name: str, state: dict) -> Text | None:
     """Schema rule: the mixture weights sum to 1 (up to rounding)."""
     total = float(state[name].sum())
     if abs(total - 1.0) <= 1e-9:
         return None
-    return f"`{name}` must sum to 1 (weights of a mixture); got a sum of {total!r}."
+    return Text(
+        "{argument} must sum to 1 (weights of a mixture); got a sum of {total!r}.",
+        argument=name,
+        fields={"total": total},
+    )
 
 
 def _excess(mixing: NDArray) -> NDArray:

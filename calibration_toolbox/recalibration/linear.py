@@ -72,6 +72,7 @@ from scipy.special import log_softmax
 
 from calibration_toolbox import _arrays, _dask
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import InputError, Text
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
     COEFFICIENT_LIMIT,
@@ -196,7 +197,12 @@ def _checked_input(X: ArrayLike, probabilities: bool) -> NDArray:
 
 def _check_num_classes(model: _LinearModel, n_classes: int) -> None:
     if model.num_classes is not None and n_classes != model.num_classes:
-        raise ValueError(f"`X` has {n_classes} classes but `num_classes` is {model.num_classes}.")
+        raise InputError(
+            "{X:has} {n_classes} classes but {num_classes:is} {value}.",
+            argument="X",
+            n_classes=n_classes,
+            value=model.num_classes,
+        )
 
 
 # -- the fit, with its fallback ridge ----------------------------------------------------------
@@ -216,14 +222,21 @@ def _ridge_before_fit(class_weight: NDArray, n_positive: int, free: int) -> floa
             )
         else:
             consequence = "their calibrated probabilities are bounded by the penalty alone"
-        warn(f"classes {absent.tolist()} never occur in `y` (or have zero weight); {consequence}.")
+        warn(
+            Text(
+                "classes {absent} never occur in {y} (or have zero weight); {consequence}.",
+                fields={"absent": absent.tolist(), "consequence": consequence},
+            )
+        )
         return FALLBACK_RIDGE if free else 0.0
     if n_positive < free:
         warn(
-            f"{n_positive} calibration samples are fewer than the {free} unpenalised "
-            f"parameters, so the maximum-likelihood map is not unique; "
-            f"{_RIDGE_NOTICE}. Set `reg_lambda`/`reg_mu` to choose the "
-            "regularisation yourself."
+            Text(
+                "{n_positive} calibration samples are fewer than the {free} unpenalised "
+                "parameters, so the maximum-likelihood map is not unique; "
+                "{notice}. Set {reg_lambda}/{reg_mu} to choose the regularisation yourself.",
+                fields={"n_positive": n_positive, "free": free, "notice": _RIDGE_NOTICE},
+            )
         )
         return FALLBACK_RIDGE
     return 0.0

@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import isotonic_regression
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import InputError, Text
 from calibration_toolbox._rows import SORT_CHUNK_ELEMENTS, row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.binning import (
@@ -89,9 +90,12 @@ def _fit_inputs(
         missing = np.flatnonzero(np.bincount(labels, minlength=n_classes) == 0)
         if len(missing):
             warn(
-                f"classes {missing.tolist()} never occur in `y` (with positive weight); "
-                f"{name} estimates their probability as 0 wherever calibration scores were "
-                "seen."
+                Text(
+                    "classes {missing} never occur in {y} (with positive weight); "
+                    "{name} estimates their probability as 0 wherever calibration scores were "
+                    "seen.",
+                    fields={"missing": missing.tolist(), "name": name},
+                )
             )
     scores = _problem_scores(prob, mode)
     return scores, _problem_positives(prob, labels, mode), weights, n_classes
@@ -249,20 +253,27 @@ def _chunk_breakpoints(
         del result, blocks  # before the next problem's regression, not after it
 
 
-def _isotonic_runs(name: str, state: dict[str, Any]) -> str | None:
+def _isotonic_runs(name: str, state: dict[str, Any]) -> Text | None:
     """Schema rule: the offsets split the breakpoints into runs, each an increasing map."""
     offsets, knots = state["breakpoint_offsets_"], state["breakpoints_"]
     if offsets[0] != 0 or offsets[-1] != len(knots) or not (np.diff(offsets) > 0).all():
-        return (
-            f"`breakpoint_offsets_` must increase from 0 to len(breakpoints_) = {len(knots)}; "
-            f"got {offsets.tolist()[:10]}."
+        return Text(
+            "{breakpoint_offsets_} must increase from 0 to len(breakpoints_) = {n_knots}; "
+            "got {offsets}.",
+            argument="breakpoint_offsets_",
+            fields={"n_knots": len(knots), "offsets": offsets.tolist()[:10]},
         )
     within_run = np.ones(max(len(knots) - 1, 0), dtype=bool)
     within_run[offsets[1:-1] - 1] = False  # a run starts anew at each inner offset
     if not (np.diff(knots)[within_run] > 0).all():
-        return f"`{name}` must increase within each run of `breakpoint_offsets_`."
+        return Text(
+            "{argument} must increase within each run of {breakpoint_offsets_}.", argument=name
+        )
     if not (np.diff(state["breakpoint_values_"])[within_run] >= 0).all():
-        return "`breakpoint_values_` must not decrease within each run of `breakpoint_offsets_`."
+        return Text(
+            "{argument} must not decrease within each run of {breakpoint_offsets_}.",
+            argument="breakpoint_values_",
+        )
     return None
 
 
@@ -271,10 +282,15 @@ def _out_of_range(column: NDArray, knots: NDArray, where: str) -> None:
     outside = (column < knots[0]) | (column > knots[-1])
     if outside.any():
         bad = float(column[np.flatnonzero(outside)[0]])
-        raise ValueError(
-            f"`X` holds the score {bad!r} in {where}, outside the range seen in "
-            f"fit [{float(knots[0])!r}, {float(knots[-1])!r}]; use "
-            "out_of_bounds='clip' to extrapolate by the end values."
+        raise InputError(
+            "{X:holds} the score {bad!r} in {where}, outside the range seen in "
+            "fit [{low!r}, {high!r}]; use "
+            "out_of_bounds='clip' to extrapolate by the end values.",
+            argument="X",
+            bad=bad,
+            where=where,
+            low=float(knots[0]),
+            high=float(knots[-1]),
         )
 
 
@@ -502,7 +518,7 @@ def _equal_mass_totals(
     return full_edges, counts, totals
 
 
-def _histogram_edges(name: str, state: dict[str, Any]) -> str | None:
+def _histogram_edges(name: str, state: dict[str, Any]) -> Text | None:
     """Schema rule: each row of edges runs from 0 to 1 without decreasing.
 
     Equal-width edges also increase and are the same row for every problem (prediction
@@ -511,11 +527,17 @@ def _histogram_edges(name: str, state: dict[str, Any]) -> str | None:
     edges = state[name]
     rows_ok = (edges[:, 0] == 0) & (edges[:, -1] == 1) & (np.diff(edges, axis=1) >= 0).all(1)
     if not rows_ok.all():
-        return f"`{name}` must hold, per row, edges that run from 0 to 1 without decreasing."
+        return Text(
+            "{argument} must hold, per row, edges that run from 0 to 1 without decreasing.",
+            argument=name,
+        )
     if not state["adaptive_bins_"] and not (
         (edges == edges[0]).all() and (np.diff(edges[0]) > 0).all()
     ):
-        return f"`{name}` must repeat one increasing row of edges when adaptive_bins_ is False."
+        return Text(
+            "{argument} must repeat one increasing row of edges when adaptive_bins_ is False.",
+            argument=name,
+        )
     return None
 
 

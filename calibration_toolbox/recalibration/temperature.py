@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _arrays, _dask
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import InputError, Text
 from calibration_toolbox._rows import COLUMN_LOOP_MAX_K, block_rows, row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
@@ -279,20 +280,29 @@ class _BlockNLL(_Objective):
                 total_weight += part.total_weight
         self._check_rows(n_rows, n_classes)
         if not total_weight > 0:
-            raise ValueError("`sample_weight` must have a positive sum; got all zeros.")
+            raise InputError(
+                "{sample_weight} must have a positive sum; got all zeros.",
+                argument="sample_weight",
+            )
         return sums, total_weight
 
     def _check_rows(self, n_rows: int, n_classes: int | None) -> None:
         if n_rows == 0:
-            raise ValueError("`source` yielded no rows.")
+            raise InputError("{source} yielded no rows.", argument="source")
         if self.n_rows is None:
             self.n_rows, self.n_classes = n_rows, n_classes
         elif (n_rows, n_classes) != (self.n_rows, self.n_classes):
-            raise ValueError(
-                f"`source` yielded {n_rows} rows of {n_classes} classes in pass "
-                f"{self.passes}, but {self.n_rows} rows of {self.n_classes} classes in the "
+            raise InputError(
+                "{source} yielded {n_rows} rows of {n_classes} classes in pass "
+                "{passes}, but {first_rows} rows of {first_classes} classes in the "
                 "first: it must yield the same blocks each time it is opened (a callable "
-                "that returns a fresh iterator, not the same one again)."
+                "that returns a fresh iterator, not the same one again).",
+                argument="source",
+                n_rows=n_rows,
+                n_classes=n_classes,
+                passes=self.passes,
+                first_rows=self.n_rows,
+                first_classes=self.n_classes,
             )
 
 
@@ -410,9 +420,11 @@ def _fit_temperature(objective, start: float, low: float, high: float) -> float:
     beta, side = _root(objective, start, 1 / high, 1 / low, _ACCURACY)
     if not objective.spread:
         warn(
-            "the logits are tied within every calibration row, so every temperature gives "
-            "the same uniform predictions and the same likelihood; T is left at 1. Check "
-            "that `X` holds the model's logits."
+            Text(
+                "the logits are tied within every calibration row, so every temperature gives "
+                "the same uniform predictions and the same likelihood; T is left at 1. Check "
+                "that {X:holds} the model's logits."
+            )
         )
         return 1.0
     if not objective.ranked_below:
