@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 import platform
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import scipy
@@ -33,15 +34,17 @@ from calibration_toolbox.cli._methods import (
     parameters,
     progress,
 )
-from calibration_toolbox.cli._metrics import Metric
+from calibration_toolbox.cli._options import ReportOptions, input_kind
 from calibration_toolbox.cli._warned import Warned
 from calibration_toolbox.metrics import CalibrationTable, calibration_table
 from calibration_toolbox.stats import bootstrap
 
 __all__ = [
     "SIGNIFICANCE",
+    "Column",
+    "InMemory",
     "Report",
-    "ReportOptions",
+    "Source",
     "build_report",
     "class_changes",
     "header",
@@ -53,21 +56,6 @@ __all__ = [
 
 SIGNIFICANCE = 0.01
 """A method whose loss of accuracy has a p-value below this is warned of (McNemar's test)."""
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """What to compute, from the command line."""
-
-    bins: int
-    metrics: tuple[Metric, ...]
-    methods: tuple[Method, ...] = ()
-    per_class: bool = False
-    class_tables: bool = False
-    """Whether to build the class-wise tables (``--per-class`` and ``--html`` need them)."""
-    ci: bool = False
-    n_resamples: int = 200
-    seed: int = 0
 
 
 @dataclass
@@ -159,71 +147,9 @@ def _intervals(view, labels, options: ReportOptions, logits: bool) -> dict[str, 
     return intervals
 
 
-def _entry(
-    report: Report, name: str, predictions, logits: bool, inputs: Inputs, options: ReportOptions
-) -> dict:
-    """The results entry of ``predictions`` of the test rows (its tables kept in ``report``)."""
-    scores, labels = inputs.scores, inputs.test.labels
-    view = metric_view(predictions, scores, logits)
-    table = calibration_table(
-        view, labels, bins=options.bins, class_conditional=False, logits=logits
-    )
-    report.tables[name] = table
-    entry = summary(table, scores)
-    entry["metrics"] = {
-        metric.name: metric(view, labels, bins=options.bins, logits=logits)
-        for metric in options.metrics
-    }
-    if options.ci:
-        entry["intervals"] = _intervals(view, labels, options, logits)
-    entry["reliability"] = reliability(table)
-    if options.class_tables and not scores:
-        # Every entry P(y = k) of every row (top_k_classes="all"), as SCE bins them: the
-        # default top_k_classes=1 would keep only the rows that predict k.
-        class_table = calibration_table(
-            view,
-            labels,
-            bins=options.bins,
-            class_conditional=True,
-            top_k_classes="all",
-            logits=logits,
-        )
-        report.class_tables[name] = class_table
-        if options.per_class:
-            entry["per_class"] = _per_class(view, labels, class_table)
-    return entry
-
-
-def _calibrated(method: Method, inputs: Inputs) -> tuple[np.ndarray, dict]:
-    """The test rows after ``method`` fitted on the fit rows, and its fitted numbers."""
-    logits = inputs.logits
-    model = fitted(method, inputs.fit.predictions, inputs.fit.labels, logits)
-    calibrated = model.predict_proba(method_input(inputs.test.predictions, method, logits))
-    if inputs.scores:  # the recalibrated P(target = 1), reported as scores again
-        calibrated = calibrated[:, 1]
-    return calibrated, parameters(model)
-
-
-def _header(inputs: Inputs, options: ReportOptions, command: Sequence[str]) -> dict:
-    shape = inputs.test.predictions.shape
-    n_classes = 2 if len(shape) == 1 else int(shape[1])
-    n_fit = None if not options.methods else len(inputs.fit.labels)
-    fit = (n_fit, inputs.fit_text)
-    return header(
-        inputs.file, inputs.kind, n_classes, len(inputs.test.labels), fit, options, command
-    )
-
-
-def header(
-    file: str,
-    kind: str,
-    n_classes: int,
-    n: int,
-    fit: tuple[int | None, str | None],
-    options: ReportOptions,
-    command: Sequence[str],
-) -> dict:
+def header(source: Source, command: Sequence[str]) -> dict:
     """The document's first keys: the tool, the command, the file, ``n`` and the fit rows."""
+    options, fitting = source.options, bool(source.methods)
     return {
         "tool": "calibration-toolbox",
         "version": __version__,
@@ -233,12 +159,12 @@ def header(
             "numpy": np.__version__,
             "scipy": scipy.__version__,
         },
-        "file": file,
-        "input": kind,
-        "n_classes": n_classes,
-        "n": n,
-        "n_fit": fit[0] if options.methods else None,
-        "fit": fit[1] if options.methods else None,
+        "file": source.file,
+        "input": input_kind(source.logits, source.scores),
+        "n_classes": source.n_classes,
+        "n": source.n,
+        "n_fit": source.fit_rows if fitting else None,
+        "fit": source.fit_text if fitting else None,
         "bins": options.bins,
         "metrics": [metric.name for metric in options.metrics],
     }
@@ -275,44 +201,145 @@ def warn_if_less_accurate(method: Method, before: dict, after: dict, changes) ->
         )
 
 
-def build_report(
-    inputs: Inputs,
-    options: ReportOptions,
-    command: Sequence[str],
-    warned: Warned | None = None,
-) -> Report:
+@dataclass(frozen=True)
+class Column:
+    """One column of the report (uncalibrated, or a method): where its numbers come from."""
+
+    entry: Callable[[Report, str], dict]
+    """The column's results entry under a name (its tables kept in the report)."""
+    parameters: dict = field(default_factory=dict)
+    """The method's small fitted numbers."""
+    changes: np.ndarray = field(default_factory=lambda: np.zeros(2, dtype=np.int64))
+    """The rows the method turned from right to wrong and from wrong to right."""
+
+
+class Source(Protocol):
+    """The rows a report is on, read whole (:class:`InMemory`) or in blocks.
+
+    ``file``, ``title``, ``n_classes``, ``n`` (the rows reported on), ``fit_rows`` and
+    ``fit_text`` (the rows fitted on), ``one_column``, ``logits`` and ``scores`` (what the
+    file holds) and ``blocks`` (the document's entry of a file read in blocks, or None) make
+    the document's head; ``options`` and ``methods`` what is computed.
+    """
+
+    file: str
+    title: str
+    n_classes: int
+    n: int
+    fit_rows: int | None
+    fit_text: str | None
+    one_column: bool
+    logits: bool
+    scores: bool
+    blocks: dict | None
+    options: ReportOptions
+    methods: tuple[Method, ...]
+
+    def uncalibrated(self) -> Column:
+        """The column of the file's predictions."""
+
+    def calibrated(self, method: Method) -> Column:
+        """The column of ``method`` (fitted here, inside its scope, when not before)."""
+
+
+class InMemory:
+    """The report's rows held whole: every number is a library call on the arrays."""
+
+    blocks = None
+
+    def __init__(self, inputs: Inputs, options: ReportOptions, methods: tuple[Method, ...]):
+        self.inputs, self.options, self.methods = inputs, options, methods
+        test = inputs.test
+        self.file, self.title = inputs.file, inputs.title
+        self.one_column = test.predictions.ndim == 1
+        self.n_classes = 2 if self.one_column else int(test.predictions.shape[1])
+        self.n = len(test.labels)
+        self.fit_rows = None if inputs.fit is None else len(inputs.fit.labels)
+        self.fit_text = inputs.fit_text
+        self.logits, self.scores = inputs.logits, inputs.scores
+
+    def uncalibrated(self) -> Column:
+        """The column of the test rows' predictions."""
+        return Column(self._entry_of(self.inputs.test.predictions, self.logits))
+
+    def calibrated(self, method: Method) -> Column:
+        """``method`` fitted on the fit rows and applied to the test rows."""
+        inputs, logits = self.inputs, self.logits
+        model = fitted(method, inputs.fit.predictions, inputs.fit.labels, logits)
+        calibrated = model.predict_proba(method_input(inputs.test.predictions, method, logits))
+        if self.scores:  # the recalibrated P(target = 1), reported as scores again
+            return Column(self._entry_of(calibrated[:, 1], False), parameters(model))
+        view = metric_view(inputs.test.predictions, False, logits)
+        changes = class_changes(view, calibrated, inputs.test.labels)
+        # Every method's output is probabilities.
+        return Column(self._entry_of(calibrated, False), parameters(model), changes)
+
+    def _entry_of(self, predictions, logits: bool) -> Callable[[Report, str], dict]:
+        return lambda report, name: self._entry(report, name, predictions, logits)
+
+    def _entry(self, report: Report, name: str, predictions, logits: bool) -> dict:
+        """The results entry of the test rows' ``predictions`` (its tables kept in the report)."""
+        options, scores, labels = self.options, self.scores, self.inputs.test.labels
+        view = metric_view(predictions, scores, logits)
+        table = calibration_table(
+            view, labels, bins=options.bins, class_conditional=False, logits=logits
+        )
+        report.tables[name] = table
+        entry = summary(table, scores)
+        entry["metrics"] = {
+            metric.name: metric(view, labels, bins=options.bins, logits=logits)
+            for metric in options.metrics
+        }
+        if options.ci:
+            entry["intervals"] = _intervals(view, labels, options, logits)
+        entry["reliability"] = reliability(table)
+        if options.class_tables and not scores:
+            # Every entry P(y = k) of every row (top_k_classes="all"), as SCE bins them: the
+            # default top_k_classes=1 would keep only the rows that predict k.
+            class_table = calibration_table(
+                view,
+                labels,
+                bins=options.bins,
+                class_conditional=True,
+                top_k_classes="all",
+                logits=logits,
+            )
+            report.class_tables[name] = class_table
+            if options.per_class:
+                entry["per_class"] = _per_class(view, labels, class_table)
+        return entry
+
+
+def build_report(source: Source, command: Sequence[str], warned: Warned | None = None) -> Report:
     """Every number of the report: uncalibrated, then each method fitted and applied.
 
-    ``warned`` records the warnings of each method (its fit, application and numbers) as
-    that method's: the ``warnings`` of its entry.
+    The one builder of the rows read whole and of those read in blocks: ``source`` says
+    where each column's numbers come from.  ``warned`` records the warnings of each method
+    (its fit, application and numbers) as that method's: the ``warnings`` of its entry.
     """
     warned = Warned() if warned is None else warned
-    one_column = inputs.test.predictions.ndim == 1
-    notes = conversion_lines(options.methods, inputs.logits, one_column)
-    report = Report(_header(inputs, options, command), inputs.title, notes)
-    if options.class_tables and not inputs.scores:
+    notes = conversion_lines(source.methods, source.logits, source.one_column)
+    document = header(source, command)
+    if source.blocks is not None:
+        document["blocks"] = source.blocks
+    report = Report(document, source.title, notes)
+    if source.options.class_tables and not source.scores:
         report.class_tables = {}
-    report.document["conversions"] = notes
-    before = _entry(
-        report, "uncalibrated", inputs.test.predictions, inputs.logits, inputs, options
-    )
+    document["conversions"] = notes
+    before = source.uncalibrated().entry(report, "uncalibrated")
     results = [{"method": "uncalibrated", "parameters": {}, "warnings": [], **before}]
-    for method in options.methods:
+    for method in source.methods:
         with warned.method(method.name):
-            calibrated, fitted_numbers = _calibrated(method, inputs)
-            # Every method's output is probabilities.
-            entry = _entry(report, method.name, calibrated, False, inputs, options)
-            if not inputs.scores:
-                view = metric_view(inputs.test.predictions, False, inputs.logits)
-                changes = class_changes(view, calibrated, inputs.test.labels)
-                warn_if_less_accurate(method, before, entry, changes)
+            column = source.calibrated(method)
+            entry = column.entry(report, method.name)
+            warn_if_less_accurate(method, before, entry, column.changes)
         results.append(
             {
                 "method": method.name,
-                "parameters": fitted_numbers,
+                "parameters": column.parameters,
                 "warnings": warned.of(method.name),
                 **entry,
             }
         )
-    report.document["results"] = results
+    document["results"] = results
     return report
