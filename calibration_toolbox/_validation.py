@@ -8,6 +8,24 @@ validated arrays.
 Probabilities are checked by the blocked pass of :func:`calibration_toolbox._rows.scan_rows`,
 which also takes the label's probability and the top label while each block is in cache:
 :func:`check_predictions` returns what it learnt beside the arrays.
+
+Whatever the input's form, what :func:`check_predictions` returns is a
+:class:`CheckedInput`, whose views give each consumer what it needs without asking which
+form it holds: ``top_label()`` (confidence and correctness of each row, or the pairs of
+``Scores``), ``entries(rows)`` (scores and their 0/1 targets, K a row or one for pairs),
+``pairs`` (the pairs of ``Scores``, else ``None``), ``needs_scan`` and
+``with_values_checked()`` (whether the values are still to be checked, and checking them),
+``taken`` and ``joined`` (rows selected or concatenated, as a stream keeps them).
+
+The validated handle: the :class:`Predictions` that ``check_predictions(prob, labels,
+top_label=True)`` returns for an in-memory array is accepted back, as
+``check_predictions(checked, None)``, by every function that validates its input (the
+metrics, ``stats.bootstrap``, ``CalibrationAccumulator.update``): ``ECE(checked, None)``
+gives the bits of ``ECE(prob, labels)`` without checking the values again, so that a caller
+computing several measures of one input (the command line) checks it once.  What would
+make the handle mean something else is refused: labels other than ``None`` (or its own),
+``logits=True``, ``renormalize=True`` (pass them when making it), and a top-label measure
+given a handle made without ``top_label=True`` (for which a 1-D ``prob`` is refused).
 """
 
 from __future__ import annotations
@@ -27,6 +45,7 @@ from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, warn
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = [
+    "CheckedInput",
     "NotFittedError",
     "Pairs",
     "PendingPredictions",
@@ -71,17 +90,90 @@ def _describe(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _n_rows(predictions) -> int:
-    return predictions.prob.shape[0]
+class CheckedInput:
+    """What every validated input offers, whatever form it came in: one interface.
+
+    :func:`check_predictions` returns :class:`Predictions` (values checked),
+    :class:`PendingPredictions` (values to be checked by the pass that uses them) or
+    :class:`Pairs` (``Scores``); a consumer takes what it needs through these views rather
+    than by asking which of them it holds.
+    """
+
+    __slots__ = ()
+
+    @property
+    def n_samples(self) -> int:
+        """Number of rows N."""
+        return len(self[0])
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes K (2 for pairs: the target is 0 or 1)."""
+        return 2
+
+    @property
+    def needs_scan(self) -> bool:
+        """Whether the values are still to be checked (by :meth:`with_values_checked`)."""
+        return False
+
+    @property
+    def pairs(self) -> Pairs | None:
+        """The (score, target) pairs when the input was ``Scores``, else ``None``."""
+        return None
+
+    @property
+    def entry_columns(self) -> int:
+        """Entries per row of :meth:`entries`: K, or 1 for pairs."""
+        return self.n_classes
+
+    def with_values_checked(self) -> CheckedInput:
+        """The same rows, their values checked now if they were still to be (else itself)."""
+        return self
+
+    def top_label(self) -> tuple[NDArray, NDArray]:
+        """(score, target) of each row: (confidence, correct), or the pairs themselves."""
+        raise NotImplementedError
+
+    def entries(self, rows: slice = slice(None)) -> tuple[NDArray, NDArray]:
+        """Scores ``(n, entry_columns)`` of the rows ``rows`` and their 0/1 targets."""
+        raise NotImplementedError
+
+    def taken(self, take: Callable[[NDArray], NDArray]) -> CheckedInput:
+        """The input with ``take`` (a row selection, a copy) applied to each per-row array."""
+        raise NotImplementedError
+
+    def joined(self, other: CheckedInput) -> CheckedInput:
+        """The rows of ``self`` then those of ``other`` (an input of the same form)."""
+        raise NotImplementedError
 
 
-def _n_columns(predictions) -> int:
-    return predictions.prob.shape[1]
+class _ProbabilityRows(CheckedInput):
+    """The views of validated ``(N, K)`` probabilities and their labels."""
+
+    __slots__ = ()
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes K."""
+        return self[0].shape[1]
+
+    def entries(self, rows: slice = slice(None)) -> tuple[NDArray, NDArray]:
+        """The probabilities of the rows ``rows`` and the one-hot rows of their labels."""
+        prob = self[0][rows]
+        return prob, self[1][rows, None] == np.arange(prob.shape[1])
+
+    def taken(self, take: Callable[[NDArray], NDArray]) -> PendingPredictions:
+        """The rows ``take`` gives of the checked arrays, their values to be gathered again."""
+        return PendingPredictions(take(self[0]), take(self[1]), np.inf)
+
+    def joined(self, other: CheckedInput) -> PendingPredictions:
+        """The rows of both (checked already: the pass that uses them only gathers)."""
+        return PendingPredictions(
+            np.concatenate([self[0], other[0]]), np.concatenate([self[1], other[1]]), np.inf
+        )
 
 
-class Predictions(NamedTuple):
-    """Validated predictions: what :func:`check_predictions` returns."""
-
+class _PredictionFields(NamedTuple):
     prob: NDArray
     """float32 or float64 ``(N, K)`` probabilities (the input itself when it already was)."""
     labels: NDArray
@@ -89,18 +181,18 @@ class Predictions(NamedTuple):
     rows: RowSummary
     """The label's probability of each row, and the top label when it was asked for."""
 
-    n_samples = property(_n_rows, doc="Number of rows N.")
-    n_classes = property(_n_columns, doc="Number of classes K.")
+
+class Predictions(_PredictionFields, _ProbabilityRows):
+    """Validated predictions: what :func:`check_predictions` returns (the validated handle)."""
+
+    __slots__ = ()
+
+    def top_label(self) -> tuple[NDArray, NDArray]:
+        """Confidence and correctness (first-index argmax == label) of each row."""
+        return self.rows.confidence, self.rows.correct(self.prob, self.labels)
 
 
-class PendingPredictions(NamedTuple):
-    """Predictions whose shape and labels are checked, and whose values are still to be.
-
-    What :func:`check_predictions` returns with ``defer_scan=True``: the values are checked
-    by :meth:`scan`, in a pass that can use each row block as it goes (the equal-width
-    tables bin the rows as they are checked, in memory that does not grow with N).
-    """
-
+class _PendingFields(NamedTuple):
     prob: NDArray
     """float32 or float64 ``(N, K)`` probabilities, their values not checked yet."""
     labels: NDArray
@@ -108,8 +200,32 @@ class PendingPredictions(NamedTuple):
     tolerance: float
     """Largest ``|row sum - 1|`` accepted (``inf``: the rows were checked already)."""
 
-    n_samples = property(_n_rows, doc="Number of rows N.")
-    n_classes = property(_n_columns, doc="Number of classes K.")
+
+class PendingPredictions(_PendingFields, _ProbabilityRows):
+    """Predictions whose shape and labels are checked, and whose values are still to be.
+
+    What :func:`check_predictions` returns with ``defer_scan=True``: the values are checked
+    by :meth:`scan`, in a pass that can use each row block as it goes (the equal-width
+    tables bin the rows as they are checked, in memory that does not grow with N).
+    """
+
+    __slots__ = ()
+
+    @property
+    def needs_scan(self) -> bool:
+        """Whether the values are still to be checked (a finite tolerance)."""
+        return self.tolerance != np.inf
+
+    def with_values_checked(self) -> PendingPredictions:
+        """The rows, their values checked now (with :meth:`scan`'s errors) if still to be."""
+        if not self.needs_scan:
+            return self
+        self.scan()
+        return self._replace(tolerance=np.inf)
+
+    def top_label(self) -> tuple[NDArray, NDArray]:
+        """Confidence and correctness of each row, the values checked on the way."""
+        return self.checked(top_label=True).top_label()
 
     def scan(self, *, top_label: bool = False, **blocks: object) -> RowSummary:
         """Check the values, raising :func:`check_predictions`'s error for the first bad row.
@@ -118,6 +234,10 @@ class PendingPredictions(NamedTuple):
         :func:`calibration_toolbox._rows.scan_rows`, which hands the checked rows over
         block by block; without them the summary of all the rows is returned.
         """
+        if not self.needs_scan:  # checked already: the pass gathers, and checks nothing
+            return scan_rows(
+                self.prob, np.inf, labels=self.labels, top_label=top_label, **blocks
+            ).summary
         return _scanned_rows(
             self.prob, "prob", self.tolerance, labels=self.labels, top_label=top_label, **blocks
         )
@@ -127,9 +247,7 @@ class PendingPredictions(NamedTuple):
         return Predictions(self.prob, self.labels, self.scan(top_label=top_label))
 
 
-class Pairs(NamedTuple):
-    """Validated (score, target) pairs: what :func:`check_predictions` returns for ``Scores``."""
-
+class _PairFields(NamedTuple):
     scores: NDArray
     """float32 or float64 ``(N,)`` scores in [0, 1] (the input itself when it already was)."""
     targets: NDArray
@@ -137,15 +255,42 @@ class Pairs(NamedTuple):
     log_odds: NDArray | None
     """The finite log-odds the scores came from with ``logits=True``, else ``None``."""
 
-    @property
-    def n_samples(self) -> int:
-        """Number of rows N."""
-        return self.scores.shape[0]
+
+class Pairs(_PairFields, CheckedInput):
+    """Validated (score, target) pairs: what :func:`check_predictions` returns for ``Scores``."""
+
+    __slots__ = ()
 
     @property
-    def n_classes(self) -> int:
-        """2: the target is 0 or 1."""
-        return 2
+    def pairs(self) -> Pairs:
+        """The pairs themselves."""
+        return self
+
+    @property
+    def entry_columns(self) -> int:
+        """One entry per row: the score against the target."""
+        return 1
+
+    def top_label(self) -> tuple[NDArray, NDArray]:
+        """The scores and their targets: binned as given."""
+        return self.scores, self.targets
+
+    def entries(self, rows: slice = slice(None)) -> tuple[NDArray, NDArray]:
+        """The scores of the rows ``rows`` as one column, and their targets."""
+        return self.scores[rows, None], self.targets[rows, None]
+
+    def taken(self, take: Callable[[NDArray], NDArray]) -> Pairs:
+        """The pairs ``take`` gives (and their log-odds)."""
+        return Pairs(*(None if field is None else take(field) for field in self))
+
+    def joined(self, other: CheckedInput) -> Pairs:
+        """The pairs of both (log-odds kept when both have them)."""
+        return Pairs(
+            *(
+                None if mine is None else np.concatenate([mine, theirs])
+                for mine, theirs in zip(self, other, strict=True)
+            )
+        )
 
 
 def check_prob(prob: ArrayLike, *, logits: bool = False, name: str = "prob") -> NDArray:
@@ -200,8 +345,15 @@ def check_predictions(
     """
     if classes is not None:
         labels = _NamedLabels(labels, classes)
+    if isinstance(prob, Predictions):
+        return _checked_handle(prob, labels, logits, renormalize, top_label, defer_scan)
     if isinstance(prob, Scores):
         return _checked_pairs(prob, labels, logits, renormalize)
+    if isinstance(prob, (Pairs, PendingPredictions)):
+        raise TypeError(
+            "`prob` must be an array, Scores or checked Predictions (values scanned); got "
+            f"{type(prob).__name__}: pass the arrays or Scores it was made from."
+        )
     try:
         if top_label:
             prob = _refuse_one_column(prob, logits)
@@ -211,6 +363,45 @@ def check_predictions(
         _refuse_swapped(prob, labels)
         raise
     return pending if defer_scan else pending.checked(top_label)
+
+
+def _checked_handle(
+    handle: Predictions,
+    labels: object,
+    logits: object,
+    renormalize: object,
+    top_label: bool,
+    defer_scan: bool,
+) -> Predictions | PendingPredictions:
+    """The validated handle ``handle`` as a metric's validation would return it, unscanned.
+
+    Whatever could make the handle mean something else than the arrays it was made from
+    is refused: other labels, ``logits=True`` (its probabilities are a softmax already),
+    ``renormalize=True`` (its rows sum to 1 already), and a top-label measure on a handle
+    made without the top label (a 1-D ``prob`` is ambiguous for those measures: it is
+    refused when the handle is made with ``top_label=True``).
+    """
+    if labels is not None and labels is not handle.labels:
+        raise ValueError(
+            "`labels` must be None when `prob` is checked Predictions, which hold their "
+            f"labels; got {_describe(labels)}."
+        )
+    for name, value in (("logits", logits), ("renormalize", renormalize)):
+        if check_flag(value, name):
+            raise ValueError(
+                f"`{name}` must be False when `prob` is checked Predictions, whose rows are "
+                f"probabilities already (pass {name}=True to check_predictions when making "
+                "them); got True."
+            )
+    if top_label and handle.rows.confidence is None:
+        raise ValueError(
+            "`prob` must be checked Predictions with the top label for a top-label measure; "
+            "got Predictions made without it. Make them with check_predictions(prob, labels, "
+            "top_label=True)."
+        )
+    if defer_scan:  # the pass that uses the rows gathers them and checks nothing
+        return PendingPredictions(handle.prob, handle.labels, np.inf)
+    return handle
 
 
 def _refuse_swapped(prob: ArrayLike, labels: ArrayLike) -> None:
@@ -255,7 +446,7 @@ def _looks_like_predictions(array: NDArray) -> bool:
     return array.ndim == 1 and not _one_whole_number_per_row(array)
 
 
-def checks_after_values(checked: Predictions | Pairs | PendingPredictions, checks):
+def checks_after_values(checked: CheckedInput, checks):
     """``checks()`` (of the arguments after the predictions), once the predictions are known.
 
     With :class:`PendingPredictions` the values of ``prob`` are checked later, in the pass
@@ -265,8 +456,7 @@ def checks_after_values(checked: Predictions | Pairs | PendingPredictions, check
     try:
         return checks()
     except (TypeError, ValueError):
-        if isinstance(checked, PendingPredictions):
-            checked.scan()
+        checked.with_values_checked()
         raise
 
 

@@ -150,6 +150,8 @@ def _as_number(value: object) -> float:
 
 
 def _n_rows(prob: PredictionsLike) -> int:
+    if isinstance(prob, iv.CheckedInput):  # checked already (the validated handle)
+        return prob.n_samples
     return np.shape(prob.values if isinstance(prob, Scores) else prob)[0]
 
 
@@ -541,8 +543,8 @@ def _label_sampler(
         logits=options.get("logits", False),
         renormalize=options.get("renormalize", False),
     )
-    if isinstance(checked, iv.Pairs):
-        scores = checked.scores.astype(np.float64)
+    if checked.pairs is not None:
+        scores = checked.pairs.scores.astype(np.float64)
         return lambda rng: (rng.random(len(scores)) < scores).astype(np.intp)
     cumulative = np.cumsum(checked.prob, axis=1, dtype=np.float64)
     last = cumulative.shape[1] - 1

@@ -67,7 +67,7 @@ _NOT_STREAMED = {
 class _Rows(NamedTuple):
     """Checked rows of a batch: predictions (values checked) or pairs, weights, logits."""
 
-    checked: iv.PendingPredictions | iv.Pairs
+    checked: iv.CheckedInput
     weights: NDArray | None
     logit_rows: NDArray | None
 
@@ -77,36 +77,15 @@ class _Rows(NamedTuple):
     def part(self, rows: slice, copy_rows: bool = False) -> _Rows:
         """The rows ``rows`` (copied, so as not to keep a large batch alive, if asked)."""
         take = (lambda array: np.array(array[rows])) if copy_rows else (lambda a: a[rows])
-        return _Rows(*(None if value is None else _map(value, take) for value in self))
-
-
-def _map(field, take):
-    """``take`` applied to an array, or to each array of a checked tuple."""
-    if isinstance(field, iv.PendingPredictions):
-        return field._replace(prob=take(field.prob), labels=take(field.labels))
-    if isinstance(field, iv.Pairs):
-        log_odds = None if field.log_odds is None else take(field.log_odds)
-        return iv.Pairs(take(field.scores), take(field.targets), log_odds)
-    return take(field)
+        arrays = (None if value is None else take(value) for value in self[1:])
+        return _Rows(self.checked.taken(take), *arrays)
 
 
 def _joined_rows(first: _Rows | None, second: _Rows) -> _Rows:
     """The rows of ``first`` then ``second`` (weights of 1 where one of them has none)."""
     if first is None:
         return second
-    if isinstance(first.checked, iv.Pairs):
-        checked = iv.Pairs(
-            *(
-                None if a is None else np.concatenate([a, b])
-                for a, b in zip(*(first.checked, second.checked), strict=True)
-            )
-        )
-    else:
-        checked = iv.PendingPredictions(
-            np.concatenate([first.checked.prob, second.checked.prob]),
-            np.concatenate([first.checked.labels, second.checked.labels]),
-            np.inf,
-        )
+    checked = first.checked.joined(second.checked)
     weights = None
     if first.weights is not None or second.weights is not None:
         weights = np.concatenate(
@@ -298,9 +277,8 @@ class CalibrationAccumulator:
         logit_rows = None
         if self.logits and not self.scores:
             logit_rows = iv.check_predicted_logits(prob, "prob")  # checked already: no error
-        if isinstance(checked, iv.PendingPredictions):
-            checked.scan()  # the values, with the in-memory errors, before anything is added
-            checked = checked._replace(tolerance=np.inf)
+        # The values, with the in-memory errors, before anything is added.
+        checked = checked.with_values_checked()
         sums = self._sums.copied()  # the batch is added to a copy, kept if all goes well
         _add_rows(sums, _Rows(checked, weights, logit_rows), self)
         self._sums = sums

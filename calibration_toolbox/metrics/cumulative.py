@@ -45,7 +45,7 @@ _ULPS = 3
 # -- validated score sets -------------------------------------------------------------------
 def _checked_sets(
     prob, labels, *, variant, r, logits, sample_weight, renormalize
-) -> tuple[iv.Predictions | iv.Pairs, NDArray | None, str, int]:
+) -> tuple[iv.CheckedInput, NDArray | None, str, int]:
     """Validated predictions, weights, variant and r of a cumulative measure."""
     variant = iv.check_choice(variant, "variant", _VARIANTS)
     r = iv.integer_at_least(1)(r, "r")
@@ -70,14 +70,6 @@ def _checked_sets(
         )
     weights = iv.check_sample_weight(sample_weight, checked.n_samples)
     return checked, weights, variant, r
-
-
-def _top_label_pairs(checked: iv.Predictions | iv.Pairs) -> tuple[NDArray, NDArray]:
-    """(score, target) of each row: the pairs themselves, or (confidence, correct)."""
-    if isinstance(checked, iv.Pairs):
-        return checked.scores, checked.targets
-    prob, labels, summary = checked
-    return summary.confidence, summary.correct(prob, labels)
 
 
 def _ranked_pairs(checked: iv.Predictions, r: int, within: bool) -> tuple[NDArray, NDArray]:
@@ -179,7 +171,7 @@ def _walks(
     if variant == "class-wise":
         return _class_walk_extremes(checked, weights)
     if r == 1:
-        scores, targets = _top_label_pairs(checked)
+        scores, targets = checked.top_label()
     else:
         scores, targets = _ranked_pairs(checked, r, within=variant == "within-top-r")
     return _sorted_walk_extremes(scores[None, :], targets[None, :], weights)
@@ -690,7 +682,7 @@ def ECESweep(
         prob, labels, logits=logits, renormalize=renormalize, top_label=True
     )
     weights = iv.check_sample_weight(sample_weight, checked.n_samples)
-    pairs = _SortedPairs(*_top_label_pairs(checked), weights)
+    pairs = _SortedPairs(*checked.top_label(), weights)
     if rule == "roelofs":
         return _roelofs_sweep(pairs, adaptive_bins, p, max_bins)
     limit = min(len(pairs.scores), _DEFAULT_MAX_BINS if max_bins is None else max_bins)

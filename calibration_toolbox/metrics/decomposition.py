@@ -159,7 +159,7 @@ def brier_decomposition(
     """
     checked = iv.check_predictions(prob, labels, logits=logits, renormalize=renormalize)
     weights = iv.check_sample_weight(sample_weight, checked.n_samples)
-    pairs = isinstance(checked, iv.Pairs)
+    pairs = checked.pairs is not None
     options = _GCEOptions.checked(
         checked.n_classes,
         bins=bins,
@@ -204,7 +204,7 @@ def _murphy_terms(table: CalibrationTable, total: float) -> tuple[float, float, 
 
 
 def _within_bin_terms(
-    checked: iv.Predictions | iv.Pairs,
+    checked: iv.CheckedInput,
     weights: NDArray | None,
     table: CalibrationTable,
     options: _GCEOptions,
@@ -212,18 +212,11 @@ def _within_bin_terms(
     """Weighted sums of (p - o)^2, (p - f_b)^2 and (p - f_b)(o - o_b) over all entries."""
     mean_forecast, frequency = (means.reshape(-1) for means in _bin_means(table))
     n_bins = options.n_bins
-    if isinstance(checked, iv.Pairs):
-        forecasts = checked.scores.reshape(-1, 1)
-        outcomes = checked.targets.reshape(-1, 1)
-    else:
-        forecasts, outcomes = checked.prob, checked.labels
     sums = np.zeros(3)
-    for rows in row_blocks(*forecasts.shape):
-        block = forecasts[rows].astype(np.float64)
-        if isinstance(checked, iv.Pairs):
-            observed = outcomes[rows].astype(np.float64)
-        else:
-            observed = (outcomes[rows, None] == np.arange(block.shape[1])).astype(np.float64)
+    for rows in row_blocks(checked.n_samples, checked.entry_columns):
+        forecasts, outcomes = checked.entries(rows)
+        block = forecasts.astype(np.float64)
+        observed = outcomes.astype(np.float64)
         cells = assign_bins(block, options.edges, options.uniform)
         cells += np.arange(block.shape[1]) * n_bins
         forecast_deviation = block - mean_forecast[cells]

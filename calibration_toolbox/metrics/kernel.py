@@ -137,10 +137,7 @@ def _mmce_pairs(prob: PredictionsLike, labels: ArrayLike, logits: object, renorm
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=True
     )
-    if isinstance(checked, iv.Pairs):
-        return checked.scores, checked.targets
-    summary = checked.rows
-    return summary.confidence, summary.correct(checked.prob, checked.labels)
+    return checked.top_label()
 
 
 @iv.accepts_classes

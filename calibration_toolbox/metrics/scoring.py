@@ -122,16 +122,15 @@ def _block_total(terms: NDArray, weights: NDArray | None, n_classes: int, total=
     return total
 
 
-def _brier_total(
-    checked: iv.PendingPredictions | iv.Pairs, weights: NDArray | None, total=0.0
-) -> float:
+def _brier_total(checked: iv.CheckedInput, weights: NDArray | None, total=0.0) -> float:
     """Weighted sum over the rows of the Brier terms (checking pending rows on the way).
 
     Summed per canonical row block, onto ``total`` (:func:`_block_total`).
     """
-    if isinstance(checked, iv.Pairs):
-        errors = checked.scores.astype(np.float64)
-        errors -= checked.targets
+    pairs = checked.pairs
+    if pairs is not None:
+        errors = pairs.scores.astype(np.float64)
+        errors -= pairs.targets
         return _block_total(errors * errors, weights, 2, total)
     return _row_total(checked, weights, _brier_terms, total=total)
 
@@ -285,8 +284,8 @@ def _nll_total(
     :class:`~calibration_toolbox._validation.Pairs`: :func:`_pair_losses`.  Summed per
     canonical row block, onto ``total`` (:func:`_block_total`).
     """
-    if isinstance(checked, iv.Pairs):
-        return _block_total(_pair_losses(checked, eps), weights, 2, total)
+    if checked.pairs is not None:
+        return _block_total(_pair_losses(checked.pairs, eps), weights, 2, total)
     if logit_rows is not None:
         losses = _logit_losses(logit_rows, checked.labels)
         return _block_total(losses, weights, checked.n_classes, total)

@@ -13,7 +13,6 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import fft, optimize
 
 from calibration_toolbox import _validation as iv
-from calibration_toolbox.metrics.gce import _top_label_entries
 from calibration_toolbox.scores import PredictionsLike
 
 __all__ = ["SmoothECE"]
@@ -218,10 +217,7 @@ def SmoothECE(
     weights = iv.check_sample_weight(sample_weight, checked.n_samples)
     if bandwidth is not None:
         bandwidth = iv.positive_number(bandwidth, "bandwidth")
-    if isinstance(checked, iv.Pairs):
-        scores, targets = checked.scores, checked.targets
-    else:
-        _, scores, targets = _top_label_entries(checked, class_conditional=False)
+    scores, targets = checked.top_label()
     if weights is not None:
         positive = weights > 0  # rows of weight 0 are absent
         scores, targets, weights = scores[positive], targets[positive], weights[positive]
