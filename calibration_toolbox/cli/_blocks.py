@@ -82,8 +82,8 @@ class FileBlocks:
 
     A single column of predictions is 1-D, as :func:`~calibration_toolbox.cli._inputs.
     read_predictions` makes it; ``--renormalize`` is applied to every block.  Until one pass
-    has read the whole file, each block is checked as a whole file is (an error names the
-    file's row); later passes read checked rows.
+    has read the whole file, each block not checked yet is checked as a whole file is (an
+    error names the file's row); later passes read checked rows.
     """
 
     def __init__(
@@ -97,6 +97,8 @@ class FileBlocks:
         """Where the checks' warnings are recorded (the file's, inside a method's fit too)."""
         self.total = total_rows(file.path)
         self.checked = False
+        self.checked_rows = 0
+        """The rows checked so far, from the first (a warm start's first block, say)."""
         self.passes = 0
         """Complete passes over the file so far (a fit's warm start reads its first block)."""
 
@@ -117,8 +119,11 @@ class FileBlocks:
         try:
             for block, labels in blocks:
                 predictions = block[:, 0] if block.ndim == 2 and block.shape[1] == 1 else block
-                if checking or file.renormalize:
-                    predictions = self.checked_block(predictions, labels, first, checking)
+                check_block = checking and first >= self.checked_rows  # once each block
+                if check_block or file.renormalize:
+                    predictions = self.checked_block(predictions, labels, first, check_block)
+                if check_block:
+                    self.checked_rows = first + len(labels)
                 yield first, predictions, labels
                 first += len(labels)
                 shown(first)

@@ -11,6 +11,7 @@ import argparse
 import json
 from collections.abc import Sequence
 
+from calibration_toolbox._validation import check_predictions
 from calibration_toolbox.cli._document import InMemory, build_report
 from calibration_toolbox.cli._files import write_html, write_npz, write_plot
 from calibration_toolbox.cli._inputs import (
@@ -81,7 +82,7 @@ def _read_to_calibrate(file: FileOptions) -> Part:
 
     Without labels the predictions are checked by the recalibrator that takes them.
     """
-    return Part(*read_predictions(file, optional_labels=True))
+    return read_predictions(file, optional_labels=True)
 
 
 def _check_unnamed_labels(part: Part, n_classes: int, path: str) -> None:
@@ -111,11 +112,16 @@ def _calibrate(
     arrays = {"prob": calibrated}
     if part.labels is not None:
         arrays["labels"] = part.labels
-        view = metric_view(part.predictions, False, logits)
+        # Each array checked once for both numbers: the file's handle (read with its
+        # labels), the calibrated probabilities' own; the NLL of logits from the logits.
+        after = check_predictions(calibrated, part.labels, top_label=True)
         for name, metric in (("ECE", ECE), ("NLL", negative_log_likelihood)):
-            before = metric(view, part.labels, logits=logits)
-            after = metric(calibrated, part.labels)
-            lines.append(f"{name} of {path}: {before:.5f} before, {after:.5f} after")
+            if logits and metric is negative_log_likelihood:
+                view = metric_view(part.predictions, False, logits)
+                before = metric(view, part.labels, logits=True)
+            else:
+                before = metric(part.checked, None)
+            lines.append(f"{name} of {path}: {before:.5f} before, {metric(after, None):.5f} after")
     write_npz(output, **arrays)
     what = "prob and labels" if part.labels is not None else "prob"
     lines.append(f"wrote {output}: {what}, {calibrated.shape[0]:,} x {calibrated.shape[1]}")
@@ -130,7 +136,7 @@ def _fitted_numbers(model) -> str:
 def run_recalibrate(request: RecalibrateRequest) -> str:
     """``recalibrate``: fit ``--method`` on ``--fit``, apply it to ``--apply``, write ``-o``."""
     method, path = request.method, request.fit.path
-    fit = Part(*read_predictions(request.fit))
+    fit = read_predictions(request.fit)
     to_calibrate = _read_to_calibrate(request.apply)
     warn_same_rows(to_calibrate, fit, f"{path} (--fit)", request.apply.path, "--fit")
     n_classes = 2 if fit.predictions.ndim == 1 else fit.predictions.shape[1]

@@ -24,6 +24,7 @@ import scipy
 from scipy.special import bdtr
 
 from calibration_toolbox import __version__
+from calibration_toolbox._validation import Predictions, check_predictions
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.cli._inputs import Inputs, metric_view
 from calibration_toolbox.cli._methods import (
@@ -34,9 +35,15 @@ from calibration_toolbox.cli._methods import (
     parameters,
     progress,
 )
+from calibration_toolbox.cli._metrics import Metric
 from calibration_toolbox.cli._options import ReportOptions, input_kind
 from calibration_toolbox.cli._warned import Warned
-from calibration_toolbox.metrics import CalibrationTable, calibration_table
+from calibration_toolbox.metrics import (
+    CalibrationTable,
+    calibration_table,
+    negative_log_likelihood,
+)
+from calibration_toolbox.scores import Scores
 from calibration_toolbox.stats import bootstrap
 
 __all__ = [
@@ -100,6 +107,32 @@ def summary(table: CalibrationTable, scores: bool) -> dict:
     return {"accuracy": float(table.target_sums.sum() / total)}
 
 
+@dataclass(frozen=True)
+class _Data:
+    """The test rows of one column as the metrics take them: the view, or its handle."""
+
+    view: object
+    labels: np.ndarray
+    logits: bool
+    checked: Predictions | None
+
+    def arguments(self, metric: Metric | None = None) -> tuple[object, object, bool]:
+        """``(prob, labels, logits)`` of a call: the handle, checked once, with no labels.
+
+        The arrays themselves without a handle (``--scores``) and for the NLL of logits,
+        computed exactly from them (the log-softmax), not from the handle's softmax.
+        """
+        exact = self.logits and metric is not None and metric.function is negative_log_likelihood
+        if self.checked is None or exact:
+            return self.view, self.labels, self.logits
+        return self.checked, None, False
+
+    def value(self, metric: Metric, bins: int) -> float:
+        """The metric of the rows."""
+        prob, labels, logits = self.arguments(metric)
+        return metric(prob, labels, bins=bins, logits=logits)
+
+
 def _per_class(view: np.ndarray, labels: np.ndarray, table: CalibrationTable) -> list[dict]:
     """Per class k: rows labelled k, ECE of the scores P(y = k), and recall of k."""
     n_classes = view.shape[1]
@@ -128,14 +161,15 @@ def per_class_rows(counts: np.ndarray, hits: np.ndarray, table: CalibrationTable
     ]
 
 
-def _intervals(view, labels, options: ReportOptions, logits: bool) -> dict[str, list]:
+def _intervals(data: _Data, options: ReportOptions) -> dict[str, list]:
     """Percentile bootstrap intervals (95 %) of every metric, seeded by ``--seed``."""
     intervals = {}
     for metric in options.metrics:
         progress(f"bootstrap of {metric.name} ({options.n_resamples} resamples)")
+        prob, labels, logits = data.arguments(metric)
         result = bootstrap(
             metric.function,
-            view,
+            prob,
             labels,
             n_resamples=options.n_resamples,
             random_state=options.seed,
@@ -260,44 +294,48 @@ class InMemory:
 
     def uncalibrated(self) -> Column:
         """The column of the test rows' predictions."""
-        return Column(self._entry_of(self.inputs.test.predictions, self.logits))
+        test = self.inputs.test
+        view = metric_view(test.predictions, self.scores, self.logits)
+        return Column(self._entry_of(_Data(view, test.labels, self.logits, test.checked)))
 
     def calibrated(self, method: Method) -> Column:
         """``method`` fitted on the fit rows and applied to the test rows."""
-        inputs, logits = self.inputs, self.logits
+        inputs, logits, labels = self.inputs, self.logits, self.inputs.test.labels
         model = fitted(method, inputs.fit.predictions, inputs.fit.labels, logits)
         calibrated = model.predict_proba(method_input(inputs.test.predictions, method, logits))
         if self.scores:  # the recalibrated P(target = 1), reported as scores again
-            return Column(self._entry_of(calibrated[:, 1], False), parameters(model))
+            data = _Data(Scores(calibrated[:, 1]), labels, False, None)
+            return Column(self._entry_of(data), parameters(model))
         view = metric_view(inputs.test.predictions, False, logits)
-        changes = class_changes(view, calibrated, inputs.test.labels)
-        # Every method's output is probabilities.
-        return Column(self._entry_of(calibrated, False), parameters(model), changes)
+        changes = class_changes(view, calibrated, labels)
+        # Every method's output is probabilities, checked once for all the numbers.
+        checked = check_predictions(calibrated, labels, top_label=True)
+        data = _Data(calibrated, labels, False, checked)
+        return Column(self._entry_of(data), parameters(model), changes)
 
-    def _entry_of(self, predictions, logits: bool) -> Callable[[Report, str], dict]:
-        return lambda report, name: self._entry(report, name, predictions, logits)
+    def _entry_of(self, data: _Data) -> Callable[[Report, str], dict]:
+        return lambda report, name: self._entry(report, name, data)
 
-    def _entry(self, report: Report, name: str, predictions, logits: bool) -> dict:
-        """The results entry of the test rows' ``predictions`` (its tables kept in the report)."""
-        options, scores, labels = self.options, self.scores, self.inputs.test.labels
-        view = metric_view(predictions, scores, logits)
+    def _entry(self, report: Report, name: str, data: _Data) -> dict:
+        """The results entry of the test rows' ``data`` (its tables kept in the report)."""
+        options, scores = self.options, self.scores
+        prob, labels, logits = data.arguments()
         table = calibration_table(
-            view, labels, bins=options.bins, class_conditional=False, logits=logits
+            prob, labels, bins=options.bins, class_conditional=False, logits=logits
         )
         report.tables[name] = table
         entry = summary(table, scores)
         entry["metrics"] = {
-            metric.name: metric(view, labels, bins=options.bins, logits=logits)
-            for metric in options.metrics
+            metric.name: data.value(metric, options.bins) for metric in options.metrics
         }
         if options.ci:
-            entry["intervals"] = _intervals(view, labels, options, logits)
+            entry["intervals"] = _intervals(data, options)
         entry["reliability"] = reliability(table)
         if options.class_tables and not scores:
             # Every entry P(y = k) of every row (top_k_classes="all"), as SCE bins them: the
             # default top_k_classes=1 would keep only the rows that predict k.
             class_table = calibration_table(
-                view,
+                prob,
                 labels,
                 bins=options.bins,
                 class_conditional=True,
@@ -306,7 +344,7 @@ class InMemory:
             )
             report.class_tables[name] = class_table
             if options.per_class:
-                entry["per_class"] = _per_class(view, labels, class_table)
+                entry["per_class"] = _per_class(data.view, data.labels, class_table)
         return entry
 
 

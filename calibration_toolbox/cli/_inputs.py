@@ -14,13 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibration_toolbox import __version__
-from calibration_toolbox._validation import check_predictions
+from calibration_toolbox._validation import Predictions, check_predictions
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.cli._options import FileOptions, ReportRequest, input_kind
 from calibration_toolbox.cli._parser import UsageError
 from calibration_toolbox.datasets import load_example
 from calibration_toolbox.io import read_predictions as read_file
-from calibration_toolbox.metrics import negative_log_likelihood
 from calibration_toolbox.scores import Scores
 
 __all__ = [
@@ -29,6 +28,7 @@ __all__ = [
     "check_same_columns",
     "check_split",
     "check_values",
+    "checked_view",
     "class_names",
     "file_options",
     "file_title",
@@ -49,6 +49,17 @@ class Part:
 
     predictions: np.ndarray
     labels: np.ndarray | None
+    checked: Predictions | None = None
+    """The rows as checked once, the validated handle the metrics take back for
+    ``(metric_view(predictions), labels)`` (``metric(checked, None)``, no value checked
+    again); None without labels or with ``--scores``."""
+
+    def rows(self, selected: np.ndarray, checked: bool = True) -> Part:
+        """The rows ``selected``, with their handle (gathered, unchecked) if ``checked``."""
+        handle = None
+        if checked and self.checked is not None:
+            handle = self.checked.taken(lambda values: values[selected]).checked(top_label=True)
+        return Part(self.predictions[selected], self.labels[selected], handle)
 
 
 @dataclass(frozen=True)
@@ -91,19 +102,18 @@ def load_inputs(request: ReportRequest) -> Inputs:
     file, fit = request.file, request.fit
     if file.path is None:
         return _example(bool(fit.methods))
-    predictions, labels = read_predictions(file)
-    title = file_title(file, one_column=predictions.ndim == 1)
-    whole = Part(predictions, labels)
+    whole = read_predictions(file)
+    title = file_title(file, one_column=whole.predictions.ndim == 1)
     if not fit.methods:
         return Inputs(title, file.path, whole, None, None, file.logits, file.scores)
     text = fit.text(file)
     if fit.apart:
-        fit_part = Part(*read_predictions(fit.file(file)))
+        fit_part = read_predictions(fit.file(file))
         check_same_columns(whole, fit_part, text, file.path)
         warn_same_rows(whole, fit_part, text, file.path)
         return Inputs(title, file.path, whole, fit_part, text, file.logits, file.scores)
-    fit_rows_, test_rows = _split(len(labels), file.path, fit.fraction, fit.seed)
-    test, fit_part = (Part(predictions[rows], labels[rows]) for rows in (test_rows, fit_rows_))
+    fit_rows_, test_rows = _split(len(whole.labels), file.path, fit.fraction, fit.seed)
+    test, fit_part = whole.rows(test_rows), whole.rows(fit_rows_, checked=False)
     return Inputs(title, file.path, test, fit_part, text, file.logits, file.scores)
 
 
@@ -153,16 +163,15 @@ def _example(fitting: bool) -> Inputs:
         f"calibration-toolbox {__version__}: embedded example, metrics on its "
         f"{test_rows.size:,} test rows\n{textwrap.fill(example.description, width=79)}"
     )
-    test = Part(example.logits[test_rows], example.labels[test_rows])
+    logits, labels = example.logits[test_rows], example.labels[test_rows]
+    test = Part(logits, labels, checked_view(logits, labels, logits=True, scores=False))
     fit = Part(example.logits[fit_rows], example.labels[fit_rows]) if fitting else None
     text = "the example's validation rows" if fitting else None
     return Inputs(title, "embedded example", test, fit, text, True)
 
 
-def read_predictions(
-    file: FileOptions, optional_labels: bool = False
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Predictions and labels of a file, checked whole (``--renormalize`` applied).
+def read_predictions(file: FileOptions, optional_labels: bool = False) -> Part:
+    """Predictions and labels of a file, checked whole once (``--renormalize`` applied).
 
     A single column of predictions becomes a 1-D array: P(y = 1), or the log-odds.
     ``optional_labels``: labels only when asked for or named by the file (else None, and
@@ -174,11 +183,10 @@ def read_predictions(
     if predictions.ndim == 2 and predictions.shape[1] == 1:
         predictions = predictions[:, 0]
     if labels is None:
-        return predictions, None
+        return Part(predictions, None)
     if file.renormalize:
         predictions = renormalized(file, predictions, labels)
-    check_values(file, predictions, labels)
-    return predictions, labels
+    return Part(predictions, labels, check_values(file, predictions, labels))
 
 
 def file_options(file: FileOptions) -> dict[str, object]:
@@ -219,19 +227,34 @@ def class_names(text: str | None, names_file: str | None) -> list | None:
     return names
 
 
-def check_values(file: FileOptions, predictions: np.ndarray, labels: np.ndarray) -> None:
+def check_values(
+    file: FileOptions, predictions: np.ndarray, labels: np.ndarray
+) -> Predictions | None:
     """Every check of the values (finite, labels in range, distributions) on the whole file.
 
-    The metric that checks is the cheapest of the report: one more pass over the file.
+    The one pass that checks the file: its result is the handle the metrics take back
+    (see :func:`checked_view`).
     """
-    logits = file.logits
     try:
-        negative_log_likelihood(
-            metric_view(predictions, file.scores, logits), labels, logits=logits
-        )
+        return checked_view(predictions, labels, file.logits, file.scores)
     except (ValueError, TypeError) as error:
         kind = ValueError if isinstance(error, ValueError) else TypeError
         raise kind(f"{file.path}: {error}") from None
+
+
+def checked_view(
+    predictions: np.ndarray, labels: np.ndarray, logits: bool, scores: bool
+) -> Predictions | None:
+    """The predictions as the metrics take them (:func:`metric_view`), checked once.
+
+    The validated handle (the probabilities, their softmax with ``logits``, and the top
+    label of each row), which every metric takes back as ``metric(checked, None)`` without
+    checking the values again; None with ``scores``, whose pairs are checked here but not
+    handed on (the metrics take ``Scores`` only as such).
+    """
+    view = metric_view(predictions, scores, logits)
+    checked = check_predictions(view, labels, logits=logits, top_label=True)
+    return None if scores else checked
 
 
 def check_same_columns(test: Part, fit: Part, fit_text: str, path: str) -> None:

@@ -168,7 +168,7 @@ class InBlocks:
             models, n_fit = fit_on_share(blocks, fit, self.why, warned.method)
             return models, n_fit, text
         fit_file = fit.file(request.file)
-        self._fit = Part(*read_predictions(fit_file))
+        self._fit = read_predictions(fit_file)
         if same_file_and_keys(fit_file, request.file):
             warn(same_rows_message(text, self.file))
         models = []
