@@ -104,9 +104,6 @@ class InBlocks:
     of the report.  Made, the report pass is done: every column holds its sums.
     """
 
-    logits: bool
-    scores: bool
-
     def __init__(self, request: ReportRequest, warned: Warned):
         self.file, self.logits, self.scores = (
             request.file.path,
