@@ -137,7 +137,7 @@ class FileBlocks:
         file = self.file
         try:
             if file.renormalize:
-                predictions = renormalized(file, predictions, labels)
+                predictions = renormalized(file, predictions, labels).prob
             if checking:
                 with self.file_scope():
                     check_values(file, predictions, labels)

@@ -184,8 +184,9 @@ def read_predictions(file: FileOptions, optional_labels: bool = False) -> Part:
         predictions = predictions[:, 0]
     if labels is None:
         return Part(predictions, None)
-    if file.renormalize:
-        predictions = renormalized(file, predictions, labels)
+    if file.renormalize:  # the rows divided and checked in one pass
+        checked = renormalized(file, predictions, labels)
+        return Part(checked.prob, labels, checked)
     return Part(predictions, labels, check_values(file, predictions, labels))
 
 
@@ -267,13 +268,16 @@ def check_same_columns(test: Part, fit: Part, fit_text: str, path: str) -> None:
         )
 
 
-def renormalized(file: FileOptions, predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """``--renormalize``: each row divided by its sum, checked as the metrics check it."""
+def renormalized(file: FileOptions, predictions: np.ndarray, labels: np.ndarray) -> Predictions:
+    """``--renormalize``: each row divided by its sum, checked as the metrics check it.
+
+    The handle of the rows divided (``prob``), as :func:`checked_view` makes it.
+    """
     if file.scores or file.logits or predictions.ndim == 1:
         what = "--scores" if file.scores else "--logits" if file.logits else "one column"
         raise UsageError(f"--renormalize is for rows of probabilities, not with {what}.")
     try:
-        return check_predictions(predictions, labels, renormalize=True).prob
+        return check_predictions(predictions, labels, renormalize=True, top_label=True)
     except (ValueError, TypeError) as error:
         raise type(error)(f"{file.path}: {error}") from None
 

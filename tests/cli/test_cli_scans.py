@@ -74,6 +74,8 @@ CASES = {
     ),
     "report --ci": (["report", "prob.npz", "--ci", "--n-resamples", "5"], 1, 0),
     "report --per-class": (["report", "prob.npz", "--per-class"], 1, 0),
+    # The rows divided by their sums and checked in the same pass.
+    "report --renormalize": (["report", "prob.npz", "--renormalize"], 1, 0),
     # Read in blocks of 250 rows: each block checked once.
     "report --stream": (
         [*STREAM, "--metrics", "ECE,SCE,NLL"],
