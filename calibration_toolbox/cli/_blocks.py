@@ -12,11 +12,10 @@ then skips the fit rows.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 
 import numpy as np
@@ -28,9 +27,9 @@ from calibration_toolbox.cli._inputs import (
     file_options,
     fit_rows,
     renormalized,
-    split_options,
 )
 from calibration_toolbox.cli._methods import Method, fitted, method_input, progress
+from calibration_toolbox.cli._options import FileOptions, FitOptions
 from calibration_toolbox.cli._parser import UsageError
 from calibration_toolbox.io import iter_predictions, load_prob
 
@@ -81,21 +80,23 @@ class FileBlocks:
 
     A single column of predictions is 1-D, as :func:`~calibration_toolbox.cli._inputs.
     read_predictions` makes it; ``--renormalize`` is applied to every block.  Until one pass
-    has read the whole file, each block is checked as a whole file is (an error names the
-    file's row); later passes read checked rows.
+    has read the whole file, each block not checked yet is checked as a whole file is (an
+    error names the file's row); later passes read checked rows.
     """
 
     def __init__(
         self,
-        args: argparse.Namespace,
+        file: FileOptions,
         block_rows: int,
         file_scope: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
     ):
-        self.args, self.block_rows = args, block_rows
+        self.file, self.block_rows = file, block_rows
         self.file_scope = file_scope
         """Where the checks' warnings are recorded (the file's, inside a method's fit too)."""
-        self.total = total_rows(args.path)
+        self.total = total_rows(file.path)
         self.checked = False
+        self.checked_rows = 0
+        """The rows checked so far, from the first (a warm start's first block, say)."""
         self.passes = 0
         """Complete passes over the file so far (a fit's warm start reads its first block)."""
 
@@ -107,17 +108,20 @@ class FileBlocks:
         ``check=False``: the caller checks the blocks of this pass itself (the report pass,
         whose accumulator checks each block as the whole file is checked).
         """
-        args = self.args
-        shown = Progress(f"{args.path}: {what}", self.total)
+        file = self.file
+        shown = Progress(f"{file.path}: {what}", self.total)
         checking, first = check and not self.checked, 0
         blocks = iter_predictions(
-            args.path, block_rows=self.block_rows, labels_path=args.labels, **file_options(args)
+            file.path, block_rows=self.block_rows, labels_path=file.labels, **file_options(file)
         )
         try:
             for block, labels in blocks:
                 predictions = block[:, 0] if block.ndim == 2 and block.shape[1] == 1 else block
-                if checking or args.renormalize:
-                    predictions = self.checked_block(predictions, labels, first, checking)
+                check_block = checking and first >= self.checked_rows  # once each block
+                if check_block or file.renormalize:
+                    predictions = self.checked_block(predictions, labels, first, check_block)
+                if check_block:
+                    self.checked_rows = first + len(labels)
                 yield first, predictions, labels
                 first += len(labels)
                 shown(first)
@@ -128,13 +132,13 @@ class FileBlocks:
 
     def checked_block(self, predictions, labels, first_row: int, checking: bool) -> np.ndarray:
         """A block checked as a whole file is checked, its row numbers the file's."""
-        args = self.args
+        file = self.file
         try:
-            if args.renormalize:
-                predictions = renormalized(args.path, predictions, labels, args)
+            if file.renormalize:
+                predictions = renormalized(file, predictions, labels).prob
             if checking:
                 with self.file_scope():
-                    check_values(args.path, predictions, labels, args.logits, args.scores)
+                    check_values(file, predictions, labels)
         except (ValueError, TypeError) as error:
             raise in_file_rows(error, first_row) from None
         return predictions
@@ -143,13 +147,13 @@ class FileBlocks:
 class _Share:
     """The fit rows of each block (converted for ``method``), and their count in a pass."""
 
-    def __init__(self, blocks: FileBlocks, method: Method | None):
+    def __init__(self, blocks: FileBlocks, fit: FitOptions, method: Method | None):
         self.blocks, self.method = blocks, method
-        self.fraction, self.seed = split_options(blocks.args)
+        self.fraction, self.seed = fit.fraction, fit.seed
         self.n_fit = 0
 
     def __call__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        args, method = self.blocks.args, self.method
+        file, method = self.blocks.file, self.method
         what = f"pass {self.blocks.passes + 1}" + (f", {method.title}" if method else "")
         n_fit = n_rows = 0
         for first, predictions, labels in self.blocks(what):
@@ -159,28 +163,27 @@ class _Share:
                 n_fit += int(rows.sum())
                 part = predictions[rows]
                 yield (
-                    (part if method is None else method_input(part, method, args.logits)),
+                    (part if method is None else method_input(part, method, file.logits)),
                     (labels[rows]),
                 )
-        check_split(n_fit, n_rows, args.path, self.fraction, self.seed)
+        check_split(n_fit, n_rows, file.path, self.fraction, self.seed)
         self.n_fit = n_fit
 
 
-def _gather(blocks: FileBlocks, methods: Sequence[Method], why: str):
+def _gather(blocks: FileBlocks, fit: FitOptions, why: str):
     """The fit rows in memory (as read), refused beyond :data:`FIT_BYTES`."""
-    args = blocks.args
-    names = ", ".join(method.name for method in methods)
+    path = blocks.file.path
+    names = ", ".join(method.name for method in fit.methods)
     refusal = (
-        f"{args.path} is read in blocks ({why}) and --method {names} fits on rows held in "
-        f"memory: its seeded share of {args.path} holds more than {FIT_BYTES // 2**20} MiB; "
-        f"give --fit-on VALIDATION_FILE, or --in-memory to load {args.path}."
+        f"{path} is read in blocks ({why}) and --method {names} fits on rows held in "
+        f"memory: its seeded share of {path} holds more than {FIT_BYTES // 2**20} MiB; "
+        f"give --fit-on VALIDATION_FILE, or --in-memory to load {path}."
     )
-    fraction, _ = split_options(args)
     if blocks.total is not None:  # a .npy: refused before any row is read
-        prob = load_prob(args.path)
-        if prob.nbytes * fraction > FIT_BYTES:
+        prob = load_prob(path)
+        if prob.nbytes * fit.fraction > FIT_BYTES:
             raise UsageError(refusal)
-    share, parts, size = _Share(blocks, None), [], 0
+    share, parts, size = _Share(blocks, fit, None), [], 0
     for predictions, labels in share():
         size += predictions.nbytes
         if size > FIT_BYTES:
@@ -191,7 +194,7 @@ def _gather(blocks: FileBlocks, methods: Sequence[Method], why: str):
 
 def fit_on_share(
     blocks: FileBlocks,
-    methods: Sequence[Method],
+    fit: FitOptions,
     why: str,
     scope: Callable[[str], AbstractContextManager[None]] | None = None,
 ) -> tuple[list, int]:
@@ -202,17 +205,17 @@ def fit_on_share(
     them in memory, as on the in-memory path.  ``scope(name)`` is entered around the fit of
     the method ``name`` (where its warnings are recorded).
     """
-    logits = blocks.args.logits
+    logits, methods = blocks.file.logits, fit.methods
     scope = scope or (lambda name: contextlib.nullcontext())
     models, n_fit = [], 0
     if all(hasattr(method.factory, "fit_blocks") for method in methods):
         for method in methods:
-            share = _Share(blocks, method)
+            share = _Share(blocks, fit, method)
             with scope(method.name):
                 models.append(method.factory().fit_blocks(share))
             n_fit = share.n_fit
         return models, n_fit
-    predictions, labels = _gather(blocks, methods, why)
+    predictions, labels = _gather(blocks, fit, why)
     for method in methods:
         with scope(method.name):
             models.append(fitted(method, predictions, labels, logits))

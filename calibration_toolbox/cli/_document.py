@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import math
 import platform
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import scipy
 from scipy.special import bdtr
 
 from calibration_toolbox import __version__
+from calibration_toolbox._validation import Predictions, check_predictions
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.cli._inputs import Inputs, metric_view
 from calibration_toolbox.cli._methods import (
@@ -34,14 +36,22 @@ from calibration_toolbox.cli._methods import (
     progress,
 )
 from calibration_toolbox.cli._metrics import Metric
+from calibration_toolbox.cli._options import ReportOptions, input_kind
 from calibration_toolbox.cli._warned import Warned
-from calibration_toolbox.metrics import CalibrationTable, calibration_table
+from calibration_toolbox.metrics import (
+    CalibrationTable,
+    calibration_table,
+    negative_log_likelihood,
+)
+from calibration_toolbox.scores import Scores
 from calibration_toolbox.stats import bootstrap
 
 __all__ = [
     "SIGNIFICANCE",
+    "Column",
+    "InMemory",
     "Report",
-    "ReportOptions",
+    "Source",
     "build_report",
     "class_changes",
     "header",
@@ -53,21 +63,6 @@ __all__ = [
 
 SIGNIFICANCE = 0.01
 """A method whose loss of accuracy has a p-value below this is warned of (McNemar's test)."""
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """What to compute, from the command line."""
-
-    bins: int
-    metrics: tuple[Metric, ...]
-    methods: tuple[Method, ...] = ()
-    per_class: bool = False
-    class_tables: bool = False
-    """Whether to build the class-wise tables (``--per-class`` and ``--html`` need them)."""
-    ci: bool = False
-    n_resamples: int = 200
-    seed: int = 0
 
 
 @dataclass
@@ -112,6 +107,32 @@ def summary(table: CalibrationTable, scores: bool) -> dict:
     return {"accuracy": float(table.target_sums.sum() / total)}
 
 
+@dataclass(frozen=True)
+class _Data:
+    """The test rows of one column as the metrics take them: the view, or its handle."""
+
+    view: object
+    labels: np.ndarray
+    logits: bool
+    checked: Predictions | None
+
+    def arguments(self, metric: Metric | None = None) -> tuple[object, object, bool]:
+        """``(prob, labels, logits)`` of a call: the handle, checked once, with no labels.
+
+        The arrays themselves without a handle (``--scores``) and for the NLL of logits,
+        computed exactly from them (the log-softmax), not from the handle's softmax.
+        """
+        exact = self.logits and metric is not None and metric.function is negative_log_likelihood
+        if self.checked is None or exact:
+            return self.view, self.labels, self.logits
+        return self.checked, None, False
+
+    def value(self, metric: Metric, bins: int) -> float:
+        """The metric of the rows."""
+        prob, labels, logits = self.arguments(metric)
+        return metric(prob, labels, bins=bins, logits=logits)
+
+
 def _per_class(view: np.ndarray, labels: np.ndarray, table: CalibrationTable) -> list[dict]:
     """Per class k: rows labelled k, ECE of the scores P(y = k), and recall of k."""
     n_classes = view.shape[1]
@@ -140,14 +161,15 @@ def per_class_rows(counts: np.ndarray, hits: np.ndarray, table: CalibrationTable
     ]
 
 
-def _intervals(view, labels, options: ReportOptions, logits: bool) -> dict[str, list]:
+def _intervals(data: _Data, options: ReportOptions) -> dict[str, list]:
     """Percentile bootstrap intervals (95 %) of every metric, seeded by ``--seed``."""
     intervals = {}
     for metric in options.metrics:
         progress(f"bootstrap of {metric.name} ({options.n_resamples} resamples)")
+        prob, labels, logits = data.arguments(metric)
         result = bootstrap(
             metric.function,
-            view,
+            prob,
             labels,
             n_resamples=options.n_resamples,
             random_state=options.seed,
@@ -159,71 +181,9 @@ def _intervals(view, labels, options: ReportOptions, logits: bool) -> dict[str, 
     return intervals
 
 
-def _entry(
-    report: Report, name: str, predictions, logits: bool, inputs: Inputs, options: ReportOptions
-) -> dict:
-    """The results entry of ``predictions`` of the test rows (its tables kept in ``report``)."""
-    scores, labels = inputs.scores, inputs.test.labels
-    view = metric_view(predictions, scores, logits)
-    table = calibration_table(
-        view, labels, bins=options.bins, class_conditional=False, logits=logits
-    )
-    report.tables[name] = table
-    entry = summary(table, scores)
-    entry["metrics"] = {
-        metric.name: metric(view, labels, bins=options.bins, logits=logits)
-        for metric in options.metrics
-    }
-    if options.ci:
-        entry["intervals"] = _intervals(view, labels, options, logits)
-    entry["reliability"] = reliability(table)
-    if options.class_tables and not scores:
-        # Every entry P(y = k) of every row (top_k_classes="all"), as SCE bins them: the
-        # default top_k_classes=1 would keep only the rows that predict k.
-        class_table = calibration_table(
-            view,
-            labels,
-            bins=options.bins,
-            class_conditional=True,
-            top_k_classes="all",
-            logits=logits,
-        )
-        report.class_tables[name] = class_table
-        if options.per_class:
-            entry["per_class"] = _per_class(view, labels, class_table)
-    return entry
-
-
-def _calibrated(method: Method, inputs: Inputs) -> tuple[np.ndarray, dict]:
-    """The test rows after ``method`` fitted on the fit rows, and its fitted numbers."""
-    logits = inputs.logits
-    model = fitted(method, inputs.fit.predictions, inputs.fit.labels, logits)
-    calibrated = model.predict_proba(method_input(inputs.test.predictions, method, logits))
-    if inputs.scores:  # the recalibrated P(target = 1), reported as scores again
-        calibrated = calibrated[:, 1]
-    return calibrated, parameters(model)
-
-
-def _header(inputs: Inputs, options: ReportOptions, command: Sequence[str]) -> dict:
-    shape = inputs.test.predictions.shape
-    n_classes = 2 if len(shape) == 1 else int(shape[1])
-    n_fit = None if not options.methods else len(inputs.fit.labels)
-    fit = (n_fit, inputs.fit_text)
-    return header(
-        inputs.file, inputs.kind, n_classes, len(inputs.test.labels), fit, options, command
-    )
-
-
-def header(
-    file: str,
-    kind: str,
-    n_classes: int,
-    n: int,
-    fit: tuple[int | None, str | None],
-    options: ReportOptions,
-    command: Sequence[str],
-) -> dict:
+def header(source: Source, command: Sequence[str]) -> dict:
     """The document's first keys: the tool, the command, the file, ``n`` and the fit rows."""
+    options, fitting = source.options, bool(source.methods)
     return {
         "tool": "calibration-toolbox",
         "version": __version__,
@@ -233,12 +193,12 @@ def header(
             "numpy": np.__version__,
             "scipy": scipy.__version__,
         },
-        "file": file,
-        "input": kind,
-        "n_classes": n_classes,
-        "n": n,
-        "n_fit": fit[0] if options.methods else None,
-        "fit": fit[1] if options.methods else None,
+        "file": source.file,
+        "input": input_kind(source.logits, source.scores),
+        "n_classes": source.n_classes,
+        "n": source.n,
+        "n_fit": source.fit_rows if fitting else None,
+        "fit": source.fit_text if fitting else None,
         "bins": options.bins,
         "metrics": [metric.name for metric in options.metrics],
     }
@@ -275,44 +235,149 @@ def warn_if_less_accurate(method: Method, before: dict, after: dict, changes) ->
         )
 
 
-def build_report(
-    inputs: Inputs,
-    options: ReportOptions,
-    command: Sequence[str],
-    warned: Warned | None = None,
-) -> Report:
+@dataclass(frozen=True)
+class Column:
+    """One column of the report (uncalibrated, or a method): where its numbers come from."""
+
+    entry: Callable[[Report, str], dict]
+    """The column's results entry under a name (its tables kept in the report)."""
+    parameters: dict = field(default_factory=dict)
+    """The method's small fitted numbers."""
+    changes: np.ndarray = field(default_factory=lambda: np.zeros(2, dtype=np.int64))
+    """The rows the method turned from right to wrong and from wrong to right."""
+
+
+class Source(Protocol):
+    """The rows a report is on, read whole (:class:`InMemory`) or in blocks.
+
+    ``file``, ``title``, ``n_classes``, ``n`` (the rows reported on), ``fit_rows`` and
+    ``fit_text`` (the rows fitted on), ``one_column``, ``logits`` and ``scores`` (what the
+    file holds) and ``blocks`` (the document's entry of a file read in blocks, or None) make
+    the document's head; ``options`` and ``methods`` what is computed.
+    """
+
+    file: str
+    title: str
+    n_classes: int
+    n: int
+    fit_rows: int | None
+    fit_text: str | None
+    one_column: bool
+    logits: bool
+    scores: bool
+    blocks: dict | None
+    options: ReportOptions
+    methods: tuple[Method, ...]
+
+    def uncalibrated(self) -> Column:
+        """The column of the file's predictions."""
+
+    def calibrated(self, method: Method) -> Column:
+        """The column of ``method`` (fitted here, inside its scope, when not before)."""
+
+
+class InMemory:
+    """The report's rows held whole: every number is a library call on the arrays."""
+
+    blocks = None
+
+    def __init__(self, inputs: Inputs, options: ReportOptions, methods: tuple[Method, ...]):
+        self.inputs, self.options, self.methods = inputs, options, methods
+        test = inputs.test
+        self.file, self.title = inputs.file, inputs.title
+        self.one_column = test.predictions.ndim == 1
+        self.n_classes = 2 if self.one_column else int(test.predictions.shape[1])
+        self.n = len(test.labels)
+        self.fit_rows = None if inputs.fit is None else len(inputs.fit.labels)
+        self.fit_text = inputs.fit_text
+        self.logits, self.scores = inputs.logits, inputs.scores
+
+    def uncalibrated(self) -> Column:
+        """The column of the test rows' predictions."""
+        test = self.inputs.test
+        view = metric_view(test.predictions, self.scores, self.logits)
+        return Column(self._entry_of(_Data(view, test.labels, self.logits, test.checked)))
+
+    def calibrated(self, method: Method) -> Column:
+        """``method`` fitted on the fit rows and applied to the test rows."""
+        inputs, logits, labels = self.inputs, self.logits, self.inputs.test.labels
+        model = fitted(method, inputs.fit.predictions, inputs.fit.labels, logits)
+        calibrated = model.predict_proba(method_input(inputs.test.predictions, method, logits))
+        if self.scores:  # the recalibrated P(target = 1), reported as scores again
+            data = _Data(Scores(calibrated[:, 1]), labels, False, None)
+            return Column(self._entry_of(data), parameters(model))
+        view = metric_view(inputs.test.predictions, False, logits)
+        changes = class_changes(view, calibrated, labels)
+        # Every method's output is probabilities, checked once for all the numbers.
+        checked = check_predictions(calibrated, labels, top_label=True)
+        data = _Data(calibrated, labels, False, checked)
+        return Column(self._entry_of(data), parameters(model), changes)
+
+    def _entry_of(self, data: _Data) -> Callable[[Report, str], dict]:
+        return lambda report, name: self._entry(report, name, data)
+
+    def _entry(self, report: Report, name: str, data: _Data) -> dict:
+        """The results entry of the test rows' ``data`` (its tables kept in the report)."""
+        options, scores = self.options, self.scores
+        prob, labels, logits = data.arguments()
+        table = calibration_table(
+            prob, labels, bins=options.bins, class_conditional=False, logits=logits
+        )
+        report.tables[name] = table
+        entry = summary(table, scores)
+        entry["metrics"] = {
+            metric.name: data.value(metric, options.bins) for metric in options.metrics
+        }
+        if options.ci:
+            entry["intervals"] = _intervals(data, options)
+        entry["reliability"] = reliability(table)
+        if options.class_tables and not scores:
+            # Every entry P(y = k) of every row (top_k_classes="all"), as SCE bins them: the
+            # default top_k_classes=1 would keep only the rows that predict k.
+            class_table = calibration_table(
+                prob,
+                labels,
+                bins=options.bins,
+                class_conditional=True,
+                top_k_classes="all",
+                logits=logits,
+            )
+            report.class_tables[name] = class_table
+            if options.per_class:
+                entry["per_class"] = _per_class(data.view, data.labels, class_table)
+        return entry
+
+
+def build_report(source: Source, command: Sequence[str], warned: Warned | None = None) -> Report:
     """Every number of the report: uncalibrated, then each method fitted and applied.
 
-    ``warned`` records the warnings of each method (its fit, application and numbers) as
-    that method's: the ``warnings`` of its entry.
+    The one builder of the rows read whole and of those read in blocks: ``source`` says
+    where each column's numbers come from.  ``warned`` records the warnings of each method
+    (its fit, application and numbers) as that method's: the ``warnings`` of its entry.
     """
     warned = Warned() if warned is None else warned
-    one_column = inputs.test.predictions.ndim == 1
-    notes = conversion_lines(options.methods, inputs.logits, one_column)
-    report = Report(_header(inputs, options, command), inputs.title, notes)
-    if options.class_tables and not inputs.scores:
+    notes = conversion_lines(source.methods, source.logits, source.one_column)
+    document = header(source, command)
+    if source.blocks is not None:
+        document["blocks"] = source.blocks
+    report = Report(document, source.title, notes)
+    if source.options.class_tables and not source.scores:
         report.class_tables = {}
-    report.document["conversions"] = notes
-    before = _entry(
-        report, "uncalibrated", inputs.test.predictions, inputs.logits, inputs, options
-    )
+    document["conversions"] = notes
+    before = source.uncalibrated().entry(report, "uncalibrated")
     results = [{"method": "uncalibrated", "parameters": {}, "warnings": [], **before}]
-    for method in options.methods:
+    for method in source.methods:
         with warned.method(method.name):
-            calibrated, fitted_numbers = _calibrated(method, inputs)
-            # Every method's output is probabilities.
-            entry = _entry(report, method.name, calibrated, False, inputs, options)
-            if not inputs.scores:
-                view = metric_view(inputs.test.predictions, False, inputs.logits)
-                changes = class_changes(view, calibrated, inputs.test.labels)
-                warn_if_less_accurate(method, before, entry, changes)
+            column = source.calibrated(method)
+            entry = column.entry(report, method.name)
+            warn_if_less_accurate(method, before, entry, column.changes)
         results.append(
             {
                 "method": method.name,
-                "parameters": fitted_numbers,
+                "parameters": column.parameters,
                 "warnings": warned.of(method.name),
                 **entry,
             }
         )
-    report.document["results"] = results
+    document["results"] = results
     return report

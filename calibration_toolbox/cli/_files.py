@@ -18,18 +18,7 @@ import numpy as np
 from calibration_toolbox.cli._document import Report
 from calibration_toolbox.cli._parser import UsageError
 
-__all__ = ["check_output", "write_html", "write_npz", "write_plot"]
-
-
-def check_output(path: str | None, option: str) -> None:
-    """Refuse, before any work, an output whose folder is missing or that is a folder."""
-    if path is None:
-        return
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise UsageError(f"{option} {path}: the folder {folder} does not exist.")
-    if os.path.isdir(path):
-        raise UsageError(f"{option} {path} is a folder; give a file name.")
+__all__ = ["write_html", "write_npz", "write_plot"]
 
 
 @contextlib.contextmanager

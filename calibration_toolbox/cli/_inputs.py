@@ -6,49 +6,40 @@ number in a message is the file's.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from calibration_toolbox import __version__
 from calibration_toolbox._errors import within
-from calibration_toolbox._validation import check_predictions
+from calibration_toolbox._validation import Predictions, check_predictions
 from calibration_toolbox._warnings import warn
+from calibration_toolbox.cli._options import FileOptions, ReportRequest, input_kind
 from calibration_toolbox.cli._parser import UsageError
 from calibration_toolbox.datasets import load_example
 from calibration_toolbox.io import read_predictions as read_file
-from calibration_toolbox.metrics import negative_log_likelihood
 from calibration_toolbox.scores import Scores
 
 __all__ = [
     "Inputs",
     "Part",
-    "check_fit_keys",
     "check_same_columns",
     "check_split",
     "check_values",
+    "checked_view",
     "class_names",
     "file_options",
     "file_title",
-    "fit_keys",
-    "fit_path",
     "fit_rows",
-    "fits_apart",
     "load_inputs",
     "metric_view",
-    "read_fit",
-    "read_fit_rows",
     "read_predictions",
     "renormalized",
     "same_file_and_keys",
     "same_rows_message",
-    "split_options",
-    "split_text",
     "warn_same_rows",
 ]
 
@@ -59,6 +50,17 @@ class Part:
 
     predictions: np.ndarray
     labels: np.ndarray | None
+    checked: Predictions | None = None
+    """The rows as checked once, the validated handle the metrics take back for
+    ``(metric_view(predictions), labels)`` (``metric(checked, None)``, no value checked
+    again); None without labels or with ``--scores``."""
+
+    def rows(self, selected: np.ndarray, checked: bool = True) -> Part:
+        """The rows ``selected``, with their handle (gathered, unchecked) if ``checked``."""
+        handle = None
+        if checked and self.checked is not None:
+            handle = self.checked.taken(lambda values: values[selected]).checked(top_label=True)
+        return Part(self.predictions[selected], self.labels[selected], handle)
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ class Inputs:
     @property
     def kind(self) -> str:
         """``'scores'``, ``'logits'`` or ``'probabilities'``: what the file holds."""
-        return "scores" if self.scores else "logits" if self.logits else "probabilities"
+        return input_kind(self.logits, self.scores)
 
 
 def metric_view(predictions: np.ndarray, scores: bool, logits: bool):
@@ -96,79 +98,24 @@ def metric_view(predictions: np.ndarray, scores: bool, logits: bool):
     return predictions
 
 
-def load_inputs(args: argparse.Namespace, fitting: bool) -> Inputs:
-    """The report's inputs: the embedded example (no FILE) or the file, split if ``fitting``."""
-    if args.path is None:
-        return _example(fitting)
-    predictions, labels = read_predictions(args.path, args, labels_path=args.labels)
-    title = file_title(args, one_column=predictions.ndim == 1)
-    whole = Part(predictions, labels)
-    if not fitting:
-        return Inputs(title, args.path, whole, None, None, args.logits, args.scores)
-    if fits_apart(args):
-        fit, text = read_fit(args)
-        check_same_columns(whole, fit, text, args.path)
-        warn_same_rows(whole, fit, text, args.path)
-        return Inputs(title, args.path, whole, fit, text, args.logits, args.scores)
-    fraction, seed = split_options(args)
-    fit_rows_, test_rows = _split(len(labels), args.path, fraction, seed)
-    text = split_text(fraction, seed)
-    test, fit = (Part(predictions[rows], labels[rows]) for rows in (test_rows, fit_rows_))
-    return Inputs(title, args.path, test, fit, text, args.logits, args.scores)
-
-
-def fits_apart(args: argparse.Namespace) -> bool:
-    """Whether the methods are fitted on rows named apart: ``--fit-on`` or ``--fit-prob-key``."""
-    return args.fit_on is not None or args.fit_prob_key is not None
-
-
-def fit_keys(args: argparse.Namespace) -> tuple[str | None, str | None]:
-    """The arrays of the fit rows in their file: ``--fit-prob-key`` and ``--fit-labels-key``.
-
-    Without them, those of FILE (``--prob-key``, ``--labels-key``): a validation file laid out
-    as FILE is.
-    """
-    if args.fit_prob_key is None:
-        return args.prob_key, args.labels_key
-    return args.fit_prob_key, args.fit_labels_key
-
-
-def check_fit_keys(args: argparse.Namespace, fit_path: str | None, option: str) -> None:
-    """``--fit-prob-key`` and ``--fit-labels-key`` go together, and name arrays of a .npz."""
-    given = [name for name in ("prob", "labels") if getattr(args, f"fit_{name}_key") is not None]
-    if len(given) == 1:
-        other = "labels" if given == ["prob"] else "prob"
-        raise UsageError(
-            f"--fit-{given[0]}-key needs --fit-{other}-key: the fit rows' predictions and "
-            "labels are two arrays, both named (a default could pick the other split's)."
-        )
-    if given and fit_path is not None and Path(fit_path).suffix.lower() != ".npz":
-        raise UsageError(
-            f"--fit-prob-key and --fit-labels-key name arrays of a .npz; {option} {fit_path} "
-            "is not one."
-        )
-
-
-def fit_path(args: argparse.Namespace) -> str | None:
-    """The report's file of the fit rows: ``--fit-on``, else FILE itself (``--fit-prob-key``)."""
-    return args.fit_on if args.fit_on is not None else args.path
-
-
-def read_fit_rows(path: str, args: argparse.Namespace) -> Part:
-    """The fit rows of ``path``: the arrays that :func:`fit_keys` names, checked whole."""
-    prob_key, labels_key = fit_keys(args)
-    options = argparse.Namespace(**{**vars(args), "prob_key": prob_key, "labels_key": labels_key})
-    return Part(*read_predictions(path, options))
-
-
-def read_fit(args: argparse.Namespace) -> tuple[Part, str]:
-    """The report's fit rows (``--fit-on`` or ``--fit-prob-key``) and their words."""
-    path = fit_path(args)
-    fit = read_fit_rows(path, args)
-    prob_key, labels_key = fit_keys(args)
-    if args.fit_prob_key is None:
-        return fit, f"{path} (--fit-on)"
-    return fit, f"arrays {prob_key!r} and {labels_key!r} of {path} (--fit-prob-key)"
+def load_inputs(request: ReportRequest) -> Inputs:
+    """The report's inputs: the embedded example (no FILE) or the file, split for a method."""
+    file, fit = request.file, request.fit
+    if file.path is None:
+        return _example(bool(fit.methods))
+    whole = read_predictions(file)
+    title = file_title(file, one_column=whole.predictions.ndim == 1)
+    if not fit.methods:
+        return Inputs(title, file.path, whole, None, None, file.logits, file.scores)
+    text = fit.text(file)
+    if fit.apart:
+        fit_part = read_predictions(fit.file(file))
+        check_same_columns(whole, fit_part, text, file.path)
+        warn_same_rows(whole, fit_part, text, file.path)
+        return Inputs(title, file.path, whole, fit_part, text, file.logits, file.scores)
+    fit_rows_, test_rows = _split(len(whole.labels), file.path, fit.fraction, fit.seed)
+    test, fit_part = whole.rows(test_rows), whole.rows(fit_rows_, checked=False)
+    return Inputs(title, file.path, test, fit_part, text, file.logits, file.scores)
 
 
 def warn_same_rows(
@@ -182,14 +129,13 @@ def warn_same_rows(
         warn(same_rows_message(fit_text, path, file_option))
 
 
-def same_file_and_keys(args: argparse.Namespace) -> bool:
+def same_file_and_keys(fit: FileOptions, scored: FileOptions) -> bool:
     """Whether the fit rows are FILE's own arrays (a file read in blocks is not compared)."""
-    path = fit_path(args)
     try:
-        same_file = os.path.samefile(path, args.path)
+        same_file = os.path.samefile(fit.path, scored.path)
     except OSError:  # a missing file: the reader says so in its words
         return False
-    return same_file and fit_keys(args) == (args.prob_key, args.labels_key)
+    return same_file and fit.keys() == scored.keys()
 
 
 def same_rows_message(fit_text: str, path: str, file_option: str = "--fit-on") -> str:
@@ -201,15 +147,10 @@ def same_rows_message(fit_text: str, path: str, file_option: str = "--fit-on") -
     )
 
 
-def split_options(args: argparse.Namespace) -> tuple[float, int]:
-    """``--split`` and ``--seed`` with their defaults: 0.5 and 0."""
-    return (0.5 if args.split is None else args.split), (0 if args.seed is None else args.seed)
-
-
-def file_title(args: argparse.Namespace, one_column: bool) -> str:
+def file_title(file: FileOptions, one_column: bool) -> str:
     """The report's first line for FILE: the version, the file and how it was read."""
-    title = f"calibration-toolbox {__version__}: {args.path}"
-    if args.scores:
+    title = f"calibration-toolbox {__version__}: {file.path}"
+    if file.scores:
         return title + "; one score per row against a 0/1 target (--scores), binned as given"
     if one_column:
         return title + "; one column read as P(y = 1) of a binary classifier (--scores: as given)"
@@ -223,51 +164,47 @@ def _example(fitting: bool) -> Inputs:
         f"calibration-toolbox {__version__}: embedded example, metrics on its "
         f"{test_rows.size:,} test rows\n{textwrap.fill(example.description, width=79)}"
     )
-    test = Part(example.logits[test_rows], example.labels[test_rows])
+    logits, labels = example.logits[test_rows], example.labels[test_rows]
+    test = Part(logits, labels, checked_view(logits, labels, logits=True, scores=False))
     fit = Part(example.logits[fit_rows], example.labels[fit_rows]) if fitting else None
     text = "the example's validation rows" if fitting else None
     return Inputs(title, "embedded example", test, fit, text, True)
 
 
-def read_predictions(
-    path: str,
-    args: argparse.Namespace,
-    labels_path: str | None = None,
-    optional_labels: bool = False,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Predictions and labels of a file, checked whole (``--renormalize`` applied).
+def read_predictions(file: FileOptions, optional_labels: bool = False) -> Part:
+    """Predictions and labels of a file, checked whole once (``--renormalize`` applied).
 
     A single column of predictions becomes a 1-D array: P(y = 1), or the log-odds.
     ``optional_labels``: labels only when asked for or named by the file (else None, and
     the values are left to the recalibrator that takes them).
     """
     predictions, labels = read_file(
-        path, labels_path=labels_path, optional_labels=optional_labels, **file_options(args)
+        file.path, labels_path=file.labels, optional_labels=optional_labels, **file_options(file)
     )
     if predictions.ndim == 2 and predictions.shape[1] == 1:
         predictions = predictions[:, 0]
     if labels is None:
-        return predictions, None
-    if args.renormalize:
-        predictions = renormalized(path, predictions, labels, args)
-    check_values(path, predictions, labels, args.logits, args.scores)
-    return predictions, labels
+        return Part(predictions, None)
+    if file.renormalize:  # the rows divided and checked in one pass
+        checked = renormalized(file, predictions, labels)
+        return Part(checked.prob, labels, checked)
+    return Part(predictions, labels, check_values(file, predictions, labels))
 
 
-def file_options(args: argparse.Namespace) -> dict[str, object]:
+def file_options(file: FileOptions) -> dict[str, object]:
     """The reading options as :func:`~calibration_toolbox.io.load_predictions` takes them.
 
     ``--classes`` or ``--classes-file`` become a list of names.
     """
     return {
-        "prob_key": args.prob_key,
-        "labels_key": args.labels_key,
-        "prob_column": args.prob_column,
-        "labels_column": args.labels_column,
-        "pred_column": args.pred_column,
-        "scores": args.scores,
-        "classes": class_names(args.classes, args.classes_file),
-        "sep": args.sep,
+        "prob_key": file.prob_key,
+        "labels_key": file.labels_key,
+        "prob_column": file.prob_column,
+        "labels_column": file.labels_column,
+        "pred_column": file.pred_column,
+        "scores": file.scores,
+        "classes": class_names(file.classes, file.classes_file),
+        "sep": file.sep,
     }
 
 
@@ -293,16 +230,32 @@ def class_names(text: str | None, names_file: str | None) -> list | None:
 
 
 def check_values(
-    path: str, predictions: np.ndarray, labels: np.ndarray, logits: bool, scores: bool
-) -> None:
+    file: FileOptions, predictions: np.ndarray, labels: np.ndarray
+) -> Predictions | None:
     """Every check of the values (finite, labels in range, distributions) on the whole file.
 
-    The metric that checks is the cheapest of the report: one more pass over the file.
+    The one pass that checks the file: its result is the handle the metrics take back
+    (see :func:`checked_view`).
     """
     try:
-        negative_log_likelihood(metric_view(predictions, scores, logits), labels, logits=logits)
+        return checked_view(predictions, labels, file.logits, file.scores)
     except (ValueError, TypeError) as error:
-        raise within(error, "{file}: ", file=path) from None
+        raise within(error, "{file}: ", file=file.path) from None
+
+
+def checked_view(
+    predictions: np.ndarray, labels: np.ndarray, logits: bool, scores: bool
+) -> Predictions | None:
+    """The predictions as the metrics take them (:func:`metric_view`), checked once.
+
+    The validated handle (the probabilities, their softmax with ``logits``, and the top
+    label of each row), which every metric takes back as ``metric(checked, None)`` without
+    checking the values again; None with ``scores``, whose pairs are checked here but not
+    handed on (the metrics take ``Scores`` only as such).
+    """
+    view = metric_view(predictions, scores, logits)
+    checked = check_predictions(view, labels, logits=logits, top_label=True)
+    return None if scores else checked
 
 
 def check_same_columns(test: Part, fit: Part, fit_text: str, path: str) -> None:
@@ -315,17 +268,18 @@ def check_same_columns(test: Part, fit: Part, fit_text: str, path: str) -> None:
         )
 
 
-def renormalized(
-    path: str, predictions: np.ndarray, labels: np.ndarray, args: argparse.Namespace
-) -> np.ndarray:
-    """``--renormalize``: each row divided by its sum, checked as the metrics check it."""
-    if args.scores or args.logits or predictions.ndim == 1:
-        what = "--scores" if args.scores else "--logits" if args.logits else "one column"
+def renormalized(file: FileOptions, predictions: np.ndarray, labels: np.ndarray) -> Predictions:
+    """``--renormalize``: each row divided by its sum, checked as the metrics check it.
+
+    The handle of the rows divided (``prob``), as :func:`checked_view` makes it.
+    """
+    if file.scores or file.logits or predictions.ndim == 1:
+        what = "--scores" if file.scores else "--logits" if file.logits else "one column"
         raise UsageError(f"--renormalize is for rows of probabilities, not with {what}.")
     try:
-        return check_predictions(predictions, labels, renormalize=True).prob
+        return check_predictions(predictions, labels, renormalize=True, top_label=True)
     except (ValueError, TypeError) as error:
-        raise within(error, "{file}: ", file=path) from None
+        raise within(error, "{file}: ", file=file.path) from None
 
 
 # SplitMix64 (Steele, Lea and Flood 2014): the state advances by the golden-ratio constant
@@ -363,12 +317,6 @@ def fit_rows(first_row: int, n_rows: int, fraction: float, seed: int) -> np.ndar
     state ^= state >> np.uint64(31)
     state >>= np.uint64(11)
     return state < np.uint64(math.ceil(fraction * 2**53))
-
-
-def split_text(fraction: float, seed: int) -> str:
-    """The report's words for the rows fitted on: ``a seeded half (--split 0.5 --seed 0)``."""
-    what = "a seeded half" if fraction == 0.5 else f"a seeded {fraction:g} of the rows"
-    return f"{what} (--split {fraction:g} --seed {seed})"
 
 
 def check_split(n_fit: int, n_rows: int, path: str, fraction: float, seed: int) -> None:
