@@ -37,6 +37,7 @@ __all__ = [
     "accepting_scores",
     "class_wise",
     "command_line",
+    "equal_mass",
     "gce_settings",
     "metric",
     "not_streamed",
@@ -99,6 +100,10 @@ class MetricSpec:
         ``'calls'``, one call per row weighting; None where it returns no number.
     command_line : str or None
         Its name in ``--metrics`` (``Top<r>CE``: ToprCE with ``r``).
+    from_logits : bool
+        Whether, with ``logits=True``, it is computed from the logits themselves (the NLL:
+        an exact log-softmax), so that a caller holding the softmax of the logits must
+        still pass it the logits for the same number.
     synonyms : mapping
         Its own option names for GCE options (``r`` is ``top_k_classes``).
     options : mapping
@@ -120,6 +125,7 @@ class MetricSpec:
     dask: bool = False
     bootstrap: str | None = "calls"
     command_line: str | None = None
+    from_logits: bool = False
     synonyms: Mapping[str, str] = field(default_factory=dict)
     options: Mapping[str, object] = field(default_factory=dict)
     of: str | None = None
@@ -277,6 +283,7 @@ _TABLE: list[MetricSpec] = [
         stream=Stream("negative_log_likelihood"),
         dask=True,
         command_line="NLL",
+        from_logits=True,
     ),
 ]
 
@@ -356,6 +363,11 @@ def streamed() -> dict[str, Stream]:
 def not_streamed() -> dict[str, str]:
     """The public metrics the accumulator cannot give, with the reason."""
     return {row.name: row.not_streamed for row in public() if row.not_streamed is not None}
+
+
+def equal_mass() -> list[MetricSpec]:
+    """The public binned metrics whose bins are equal-mass (their edges depend on the rows)."""
+    return [row for row in public() if row.settings and row.settings.get("adaptive_bins")]
 
 
 def command_line() -> list[MetricSpec]:

@@ -11,6 +11,7 @@ import argparse
 import json
 from collections.abc import Sequence
 
+from calibration_toolbox import _registry as registry
 from calibration_toolbox._validation import check_predictions
 from calibration_toolbox.cli._document import InMemory, build_report
 from calibration_toolbox.cli._files import write_html, write_npz, write_plot
@@ -116,7 +117,7 @@ def _calibrate(
         # labels), the calibrated probabilities' own; the NLL of logits from the logits.
         after = check_predictions(calibrated, part.labels, top_label=True)
         for name, metric in (("ECE", ECE), ("NLL", negative_log_likelihood)):
-            if logits and metric is negative_log_likelihood:
+            if logits and registry.spec_of(metric).from_logits:
                 view = metric_view(part.predictions, False, logits)
                 before = metric(view, part.labels, logits=True)
             else:

@@ -41,7 +41,6 @@ from calibration_toolbox.cli._warned import Warned
 from calibration_toolbox.metrics import (
     CalibrationTable,
     calibration_table,
-    negative_log_likelihood,
 )
 from calibration_toolbox.scores import Scores
 from calibration_toolbox.stats import bootstrap
@@ -122,7 +121,7 @@ class _Data:
         The arrays themselves without a handle (``--scores``) and for the NLL of logits,
         computed exactly from them (the log-softmax), not from the handle's softmax.
         """
-        exact = self.logits and metric is not None and metric.function is negative_log_likelihood
+        exact = self.logits and metric is not None and metric.from_logits
         if self.checked is None or exact:
             return self.view, self.labels, self.logits
         return self.checked, None, False

@@ -37,6 +37,9 @@ class Metric:
     streamed : str or None
         Its name in :meth:`CalibrationAccumulator.results` when the sums determine it (the
         report of a file read in blocks); None when it needs all the rows at once.
+    from_logits : bool
+        Whether, with ``--logits``, it is computed from the logits themselves (the NLL), not
+        from the checked softmax the other metrics take.
     """
 
     name: str
@@ -45,6 +48,7 @@ class Metric:
     class_wise: bool = False
     options: Mapping[str, object] = field(default_factory=dict)
     streamed: str | None = None
+    from_logits: bool = False
 
     def keywords(self, bins: int, logits: bool) -> dict[str, object]:
         """The keyword arguments of a call: the fixed options, ``bins`` and ``logits``."""
@@ -68,6 +72,7 @@ def _of_row(row: registry.MetricSpec, name: str, **options: object) -> Metric:
         class_wise=row.class_wise,
         options={**row.options, **options},
         streamed=stream,
+        from_logits=row.from_logits,
     )
 
 

@@ -66,6 +66,11 @@ def _figure_path(text: str) -> str:
     return text
 
 
+# What a report read in blocks gives, and the first few it leaves out (the registry's).
+_STREAMED = ", ".join(name for name, metric in METRICS.items() if metric.streamed)
+_NOT_STREAMED = ", ".join([name for name, metric in METRICS.items() if not metric.streamed][:3])
+
+
 def _fill(text: str) -> str:
     return textwrap.fill(
         text, width=79, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
@@ -182,9 +187,9 @@ _REPORT_HELP = "\n".join(
         _fill(
             "a FILE above 128 MiB (or any FILE with --stream) is read in blocks of "
             "--block-rows rows, one pass, in memory bounded by a block: every metric the "
-            "per-bin sums determine (ECE, MCE, RMSCE, OCE, UCE, DebiasedL2, TopLabelECE, SCE, "
-            "Brier, NLL, --per-class) equals the whole file's; the others (ACE, TACE, KSCE, "
-            "..., --ci) are left out with a warning; --in-memory reads the file whole. "
+            f"per-bin sums determine ({_STREAMED}, --per-class) equals the whole file's; the "
+            f"others ({_NOT_STREAMED}, ..., --ci) are left out with a warning; --in-memory "
+            "reads the file whole. "
             "--method without --fit-on fits on the seeded share: temperature and vector "
             "scaling one pass over the file per step of the fit, the other methods on the "
             "fit rows gathered in memory when they take at most 256 MiB."

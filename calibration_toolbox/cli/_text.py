@@ -9,12 +9,16 @@ import textwrap
 import numpy as np
 
 from calibration_toolbox.cli._document import Report
+from calibration_toolbox.cli._metrics import DEFAULT_METRICS, METRICS
 from calibration_toolbox.metrics import CalibrationTable
 
 __all__ = ["csv_text", "parameters_text", "table_text"]
 
 _BAR_WIDTH = 24  # characters for [0, 1]: one per 1/24 = 0.042; a row is 75 characters
 _LEGEND = "# accuracy; - overconfidence, confidence above it; + underconfidence"
+
+# The report's default metrics that --scores leaves out.
+_CLASS_WISE_DEFAULTS = ", ".join(name for name in DEFAULT_METRICS if METRICS[name].class_wise)
 
 
 _SYMBOLS = {"temperature": "T"}  # as the papers write them
@@ -160,7 +164,7 @@ def table_text(report: Report) -> str:
     if scores:
         lines += [
             "(Brier is the single-probability form mean (s - y)^2, half the two-column one;",
-            " SCE, ACE, TACE are omitted: they need one column per class.)",
+            f" {_CLASS_WISE_DEFAULTS} are omitted: they need one column per class.)",
         ]
     lines += _parameter_lines(results)
     if "per_class" in results[0]:

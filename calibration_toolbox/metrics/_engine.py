@@ -186,8 +186,9 @@ def _dask_table(prob, labels, *, logits, sample_weight, renormalize, **options):
     n_classes = _dask.n_classes(prob)
     checked_options = GCEOptions.checked(n_classes, **options)
     if checked_options.adaptive_bins:
+        equal_mass = ", ".join(row.name for row in _registry.equal_mass())
         raise ValueError(
-            "adaptive_bins=True (ACE, TACE, TCE, CWCE) does not stream over Dask chunks: "
+            f"adaptive_bins=True ({equal_mass}) does not stream over Dask chunks: "
             "equal-mass edges depend on all the rows. Call .compute() first, or use fixed "
             "edges (adaptive_bins=False; bins an integer or an array of edges)."
         )
