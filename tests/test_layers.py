@@ -58,7 +58,7 @@ LAYERS = (
     ("recalibration", ("recalibration.*", "recalibration")),
     ("public API", ("",)),
     # One module per input format, then the suffix table and the bundled example.
-    ("readers", ("_csv", "_jsonl", "_parquet", "_npz", "_npy")),
+    ("readers", ("_csv", "_jsonl", "_parquet")),
     ("io", ("io", "io.*", "datasets")),
     ("plots", ("plot",)),
     ("HTML page", ("_html",)),
