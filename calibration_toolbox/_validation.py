@@ -91,6 +91,10 @@ def _describe(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+#: The default row selection of a view: every row.
+_ALL_ROWS = slice(None)
+
+
 class CheckedInput:
     """What every validated input offers, whatever form it came in: one interface.
 
@@ -135,7 +139,7 @@ class CheckedInput:
         """(score, target) of each row: (confidence, correct), or the pairs themselves."""
         raise NotImplementedError
 
-    def entries(self, rows: slice = slice(None)) -> tuple[NDArray, NDArray]:
+    def entries(self, rows: slice = _ALL_ROWS) -> tuple[NDArray, NDArray]:
         """Scores ``(n, entry_columns)`` of the rows ``rows`` and their 0/1 targets."""
         raise NotImplementedError
 
@@ -158,7 +162,7 @@ class _ProbabilityRows(CheckedInput):
         """Number of classes K."""
         return self[0].shape[1]
 
-    def entries(self, rows: slice = slice(None)) -> tuple[NDArray, NDArray]:
+    def entries(self, rows: slice = _ALL_ROWS) -> tuple[NDArray, NDArray]:
         """The probabilities of the rows ``rows`` and the one-hot rows of their labels."""
         prob = self[0][rows]
         return prob, self[1][rows, None] == np.arange(prob.shape[1])
@@ -276,7 +280,7 @@ class Pairs(_PairFields, CheckedInput):
         """The scores and their targets: binned as given."""
         return self.scores, self.targets
 
-    def entries(self, rows: slice = slice(None)) -> tuple[NDArray, NDArray]:
+    def entries(self, rows: slice = _ALL_ROWS) -> tuple[NDArray, NDArray]:
         """The scores of the rows ``rows`` as one column, and their targets."""
         return self.scores[rows, None], self.targets[rows, None]
 
