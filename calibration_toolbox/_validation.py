@@ -40,6 +40,7 @@ from scipy.special import expit, softmax
 
 from calibration_toolbox._arrays import as_numpy, as_real_array
 from calibration_toolbox._errors import InputError, InputTypeError, Text, within
+from calibration_toolbox._limits import MAX_BINS
 from calibration_toolbox._rows import RowSummary, row_blocks, scan_rows
 from calibration_toolbox._typing import Function
 from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, warn
@@ -1164,6 +1165,7 @@ def check_bins(bins: object, name: str = "bins", *, adaptive_bins: bool = False)
                 argument="bins",
                 value=bins,
             )
+        _check_bin_count(int(bins), repr(bins))
         return np.linspace(0.0, 1.0, int(bins) + 1)
     if isinstance(bins, numbers.Real):
         raise InputTypeError(
@@ -1186,7 +1188,20 @@ def check_bins(bins: object, name: str = "bins", *, adaptive_bins: bool = False)
             argument="bins",
             value=_describe(bins),
         )
+    _check_bin_count(edges.size - 1, _describe(bins))
     return edges
+
+
+def _check_bin_count(n_bins: int, given: str) -> None:
+    """Refuse more bins than :data:`~calibration_toolbox._limits.MAX_BINS`, before allocating."""
+    if n_bins > MAX_BINS:
+        raise InputError(
+            "{bins} must be at most {limit:,} bins (the limit of a binned measure's table); "
+            "got {value}.",
+            argument="bins",
+            limit=MAX_BINS,
+            value=given,
+        )
 
 
 def check_norm(norm: object) -> float:

@@ -41,6 +41,7 @@ LAYERS = (
             "_registry",
             "scores",
             "_columns",
+            "_limits",
         ),
     ),
     # Facts of one array-like value, over the leaves.

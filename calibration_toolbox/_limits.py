@@ -1,0 +1,23 @@
+"""The largest sizes an input may claim, each beside its reason (one home for each).
+
+A few bytes can claim a size (``bins=10**9``, ``"n_classes_": 10**15`` in a saved model):
+every size below is checked against its limit before anything of that size is allocated,
+and a claim beyond it is refused with an error that names the argument and the limit.  The
+limits are far above any real use, and far below what would exhaust a machine's memory.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MAX_BINS", "MAX_CLASSES"]
+
+#: Largest number of bins of a binned measure, table or recalibrator (``bins=``).  A
+#: per-(class, bin) table holds a few float64 sums per bin and per class: a million bins
+#: is about 24 MiB per score set, and ``bins=10**9`` would ask for 7.45 GiB before reading
+#: a single prediction.  Measures are read at 10 to 20 bins; even a million rows leave
+#: about one row per bin at this limit.
+MAX_BINS = 1_000_000
+
+#: Largest number of classes a saved recalibrator may claim (``n_classes_``).  A model's
+#: ``classes_`` is ``np.arange(n_classes_)``, 8 MiB at this limit; ``10**15`` would ask for
+#: 7 PiB.  The largest label sets in use (ImageNet-21k, about 21,000 classes) are far below.
+MAX_CLASSES = 1_000_000
