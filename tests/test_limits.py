@@ -7,8 +7,12 @@ made by the tests, in ``tmp_path``.
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 
+import calibration_toolbox as ct
 from calibration_toolbox._limits import MAX_BINS, MAX_CLASSES
 from tests.bounded import run_bounded
 
@@ -69,3 +73,57 @@ def test_the_limit_of_bins_is_itself_accepted():
 def test_the_limits_are_far_above_real_use():
     assert MAX_BINS >= 10**6
     assert MAX_CLASSES >= 10**6
+
+
+def _fitted_description(kind: str) -> dict:
+    rng = np.random.default_rng(0)
+    if kind == "histogram":
+        scores, labels = rng.uniform(size=40), rng.integers(0, 2, 40)
+        return ct.HistogramBinning(bins=3).fit(scores, labels).to_dict()
+    logits, labels = rng.normal(size=(40, 3)), rng.integers(0, 3, 40)
+    return ct.TemperatureScaling().fit(logits, labels).to_dict()
+
+
+def _edited(kind: str, part: str, **values) -> str:
+    description = _fitted_description(kind)
+    description[part] = dict(description[part], **values)
+    return json.dumps(description)
+
+
+HOSTILE_MODELS = {
+    "bins 10**12": (
+        lambda: _edited("histogram", "params", bins=10**12),
+        r"^model\.json: `bins` must be at most 1,000,000 bins",
+    ),
+    "n_classes_ 10**15": (
+        lambda: _edited("temperature", "fitted", n_classes_=10**15),
+        r"^model\.json: `n_classes_` must be an integer >= 2 and <= 1,000,000; got 10{15}\.",
+    ),
+    "denormal temperature_": (
+        lambda: _edited("temperature", "fitted", temperature_=5e-324),
+        r"^model\.json: `temperature_` must be a finite number in \[1e-100, 1e\+100\]; got 5e-324",
+    ),
+    "nested 100,000 deep": (
+        lambda: "[" * 100_000 + "]" * 100_000,
+        r"^model\.json: not a JSON file written by `save` \(nested deeper than any description",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", HOSTILE_MODELS)
+def test_a_hostile_model_file_is_refused_by_name_on_load(case, tmp_path):
+    make, pattern = HOSTILE_MODELS[case]
+    (tmp_path / "model.json").write_text(make(), encoding="utf-8")
+    snippet = PRELUDE + (
+        f"import os; os.chdir({str(tmp_path)!r})\n"
+        f"refused(ValueError, {pattern!r}, lambda: ct.load_recalibrator('model.json'))\n"
+    )
+    assert run_bounded(snippet) == "refused\n"
+
+
+def test_the_limit_of_classes_and_the_smallest_temperature_load(tmp_path):
+    path = tmp_path / "model.json"
+    path.write_text(_edited("temperature", "fitted", temperature_=1e-100), encoding="utf-8")
+    assert ct.load_recalibrator(path).temperature_ == 1e-100
+    path.write_text(_edited("temperature", "fitted", n_classes_=MAX_CLASSES), encoding="utf-8")
+    assert ct.load_recalibrator(path).n_classes_ == MAX_CLASSES

@@ -42,6 +42,7 @@ from scipy.special import softmax
 
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, Name, Text, as_value_error, within
+from calibration_toolbox._limits import MAX_CLASSES
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox._validation import NotFittedError, check_labels
 from calibration_toolbox.metrics.scoring import negative_log_likelihood
@@ -49,6 +50,7 @@ from calibration_toolbox.metrics.scoring import negative_log_likelihood
 __all__ = [
     "COEFFICIENT_LIMIT",
     "FORMAT_VERSION",
+    "N_CLASSES_FIELD",
     "Field",
     "Recalibrator",
     "RecalibratorT",
@@ -134,9 +136,15 @@ def _range_text(low: float, high: float, strict_low: bool) -> str:
     return f" <= {high:g}" if high < math.inf else ""
 
 
-def integer_field(at_least: int = 0) -> Field:
-    """A Python int ``>= at_least`` (a count, a number of classes)."""
-    return Field("integer", f"an integer >= {at_least}", low=at_least)
+def integer_field(at_least: int = 0, at_most: float = math.inf) -> Field:
+    """A Python int in ``[at_least, at_most]`` (a count, a number of classes)."""
+    text = f"an integer >= {at_least}" + (f" and <= {at_most:,}" if at_most < math.inf else "")
+    return Field("integer", text, low=at_least, high=at_most)
+
+
+#: ``n_classes_`` of every recalibrator: from 2 to the limit a file may claim (``classes_``
+#: is ``np.arange(n_classes_)``).
+N_CLASSES_FIELD = integer_field(2, at_most=MAX_CLASSES)
 
 
 def number_field(low: float = -math.inf, high: float = math.inf, strict_low: bool = False):
@@ -690,6 +698,12 @@ class Recalibrator:
         except ValueError as exc:  # truncated or corrupt JSON, or not UTF-8 text
             raise InputError(
                 "{name}: not a JSON file written by {save} ({exc}).", name=name, exc=exc
+            ) from None
+        except RecursionError:  # nested deeper than Python's parser recurses
+            raise InputError(
+                "{name}: not a JSON file written by {save} (nested deeper than any "
+                "description is).",
+                name=name,
             ) from None
         try:
             return cls.from_dict(data)

@@ -35,12 +35,12 @@ from calibration_toolbox._rows import LOGISTIC_BLOCK_ROWS, row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
     COEFFICIENT_LIMIT,
+    N_CLASSES_FIELD,
     Checker,
     Field,
     Recalibrator,
     array_field,
     choice_field,
-    integer_field,
     log_in_place,
     normalised_probs,
 )
@@ -718,7 +718,7 @@ class PlattScaling(_OneVsRestLogistic):
     _fitted_schema: ClassVar[dict[str, Field]] = {
         "coef_": array_field(("M", 1), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),
         "intercept_": array_field(("M",), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),
-        "n_classes_": integer_field(2),
+        "n_classes_": N_CLASSES_FIELD,
         "input_": choice_field("logits", "probabilities"),
     }
 
@@ -851,7 +851,7 @@ class BetaCalibration(_OneVsRestLogistic):
     _fitted_schema: ClassVar[dict[str, Field]] = {
         "coef_": array_field(("M", 2), low=0.0, high=COEFFICIENT_LIMIT),
         "intercept_": array_field(("M",), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),
-        "n_classes_": integer_field(2),
+        "n_classes_": N_CLASSES_FIELD,
         "input_": choice_field("probabilities"),
     }
 

@@ -14,14 +14,17 @@ from calibration_toolbox._errors import Text
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
+    N_CLASSES_FIELD,
     Checker,
     Field,
     Recalibrator,
     array_field,
-    integer_field,
-    number_field,
 )
-from calibration_toolbox.recalibration.temperature import TEMPERATURE_BOUNDS, TemperatureScaling
+from calibration_toolbox.recalibration.temperature import (
+    TEMPERATURE_BOUNDS,
+    TEMPERATURE_FIELD,
+    TemperatureScaling,
+)
 
 __all__ = ["EnsembleTemperatureScaling"]
 
@@ -177,9 +180,9 @@ class EnsembleTemperatureScaling(Recalibrator):
 
     _parameters: ClassVar[dict[str, Checker]] = {"temperature_bounds": TEMPERATURE_BOUNDS}
     _fitted_schema: ClassVar[dict[str, Field]] = {
-        "temperature_": number_field(0.0, strict_low=True),
+        "temperature_": TEMPERATURE_FIELD,
         "weights_": array_field((3,), low=0.0, high=1.0, rule=_on_simplex),
-        "n_classes_": integer_field(2),
+        "n_classes_": N_CLASSES_FIELD,
     }
 
     def __init__(

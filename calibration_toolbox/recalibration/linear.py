@@ -76,6 +76,7 @@ from calibration_toolbox._errors import InputError, Text
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
     COEFFICIENT_LIMIT,
+    N_CLASSES_FIELD,
     Checker,
     Field,
     Recalibrator,
@@ -117,7 +118,7 @@ _COEFFICIENTS = {"low": -COEFFICIENT_LIMIT, "high": COEFFICIENT_LIMIT}
 # The fitted state shared by the three classes, after the map's own `coef_`.
 _MAP_SCHEMA = {
     "intercept_": array_field(("K",), **_COEFFICIENTS),
-    "n_classes_": integer_field(2),
+    "n_classes_": N_CLASSES_FIELD,
     "n_iter_": integer_field(0),
     "n_passes_": integer_field(0),
     "ridge_": number_field(0.0),

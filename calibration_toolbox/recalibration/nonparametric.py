@@ -34,13 +34,13 @@ from calibration_toolbox.binning import (
     sort_rows_with_flags,
 )
 from calibration_toolbox.recalibration._base import (
+    N_CLASSES_FIELD,
     Checker,
     Field,
     Recalibrator,
     array_field,
     choice_field,
     flag_field,
-    integer_field,
     normalised_probs,
 )
 
@@ -390,7 +390,7 @@ class IsotonicCalibration(Recalibrator):
         "breakpoints_": array_field(("P",), low=0.0, high=1.0, rule=_isotonic_runs),
         "breakpoint_values_": array_field(("P",), low=0.0, high=1.0),
         "breakpoint_offsets_": array_field(("G+1",), dtype="integer"),
-        "n_classes_": integer_field(2),
+        "n_classes_": N_CLASSES_FIELD,
         "mode_": choice_field(*_MODES),
         "out_of_bounds_": choice_field(*_OUT_OF_BOUNDS),
     }
@@ -615,7 +615,7 @@ class HistogramBinning(Recalibrator):
         "bin_edges_": array_field(("G", "B+1"), low=0.0, high=1.0, rule=_histogram_edges),
         "bin_probabilities_": array_field(("G", "B"), low=0.0, high=1.0),
         "bin_weights_": array_field(("G", "B"), low=0.0),
-        "n_classes_": integer_field(2),
+        "n_classes_": N_CLASSES_FIELD,
         "adaptive_bins_": flag_field(),
     }
 

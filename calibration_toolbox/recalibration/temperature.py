@@ -15,6 +15,8 @@ from calibration_toolbox._errors import InputError, Text
 from calibration_toolbox._rows import COLUMN_LOOP_MAX_K, block_rows, row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
+    COEFFICIENT_LIMIT,
+    N_CLASSES_FIELD,
     Checker,
     Field,
     Recalibrator,
@@ -23,7 +25,12 @@ from calibration_toolbox.recalibration._base import (
 )
 from calibration_toolbox.recalibration._sources import block_opener, checked_blocks, checked_part
 
-__all__ = ["TEMPERATURE_BOUNDS", "TemperatureScaling"]
+__all__ = ["TEMPERATURE_BOUNDS", "TEMPERATURE_FIELD", "TemperatureScaling"]
+
+#: A fitted ``temperature_``: ``1 / T`` multiplies the logits, a slope bounded as every
+#: fitted coefficient is (:data:`COEFFICIENT_LIMIT`).  A file with a denormal ``T`` (5e-324)
+#: made ``z / T`` infinite and every prediction NaN.
+TEMPERATURE_FIELD = number_field(1 / COEFFICIENT_LIMIT, COEFFICIENT_LIMIT)
 
 
 def _bounds_hold(low: float, high: float) -> bool:
@@ -522,8 +529,8 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
 
     _parameters: ClassVar[dict[str, Checker]] = {"temperature_bounds": TEMPERATURE_BOUNDS}
     _fitted_schema: ClassVar[dict[str, Field]] = {
-        "temperature_": number_field(0.0, strict_low=True),
-        "n_classes_": integer_field(2),
+        "temperature_": TEMPERATURE_FIELD,
+        "n_classes_": N_CLASSES_FIELD,
         "n_passes_": integer_field(0),
     }
 

@@ -514,7 +514,7 @@ def mutations(cls):
         ),
         "few-classes": (
             lambda d: d["fitted"].update({"n_classes_": 1}),
-            r"`n_classes_` must be an integer >= 2; got 1\.",
+            r"`n_classes_` must be an integer >= 2 and <= 1,000,000; got 1\.",
         ),
     }
     if cls is not ct.TemperatureScaling:
@@ -559,12 +559,12 @@ RANGE_CASES = [
     (
         ct.TemperatureScaling,
         set_first("temperature_", -1.0),
-        "`temperature_` must be a finite number > 0; got -1.0.",
+        "`temperature_` must be a finite number in [1e-100, 1e+100]; got -1.0.",
     ),
     (
         ct.EnsembleTemperatureScaling,
         set_first("temperature_", 0),
-        "`temperature_` must be a finite number > 0",
+        "`temperature_` must be a finite number in [1e-100, 1e+100]; got 0",
     ),
     (ct.EnsembleTemperatureScaling, set_first("weights_", 0.9), "`weights_` must sum to 1"),
     (
