@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import mmap
 import os
+import stat
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -463,11 +464,22 @@ def _check_labels_path(kind: str, path: Path, labels_path, optional: bool) -> No
 
 
 def _check_file(path: Path) -> bytes:
-    """The first bytes of ``path``, after checking that it is a non-empty file."""
-    if path.is_dir():
+    """The first bytes of ``path``, after checking that it is a non-empty regular file.
+
+    Anything else is refused before it is opened: a FIFO would block the read forever, a
+    device (``/dev/zero``) would never end.
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file.") from None
+    if stat.S_ISDIR(mode):
         raise ValueError(f"{path} is a directory, not a file.")
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file.")
+    if not stat.S_ISREG(mode):
+        raise ValueError(
+            f"{path} is not a regular file (a FIFO, a device or a socket): save the "
+            "predictions to a file and read that."
+        )
     with open(path, "rb") as handle:
         head = handle.read(8)
     if not head:

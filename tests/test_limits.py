@@ -8,6 +8,7 @@ made by the tests, in ``tmp_path``.
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -19,10 +20,11 @@ from tests.bounded import run_bounded
 # Every snippet starts with these: a small input, and `refused` (pytest.raises in the child).
 PRELUDE = """
 import json
+import os
 import numpy as np
 import pytest
 import calibration_toolbox as ct
-from calibration_toolbox import _limits
+from calibration_toolbox import _limits, io
 
 PROB = np.array([[0.7, 0.3], [0.4, 0.6], [0.2, 0.8]])
 LABELS = np.array([0, 1, 1])
@@ -127,3 +129,29 @@ def test_the_limit_of_classes_and_the_smallest_temperature_load(tmp_path):
     assert ct.load_recalibrator(path).temperature_ == 1e-100
     path.write_text(_edited("temperature", "fitted", n_classes_=MAX_CLASSES), encoding="utf-8")
     assert ct.load_recalibrator(path).n_classes_ == MAX_CLASSES
+
+
+FIFO_CALLS = {
+    ".npz": "lambda: io.load_predictions('fifo.npz')",
+    ".npz streamed": "lambda: list(io.iter_predictions('fifo.npz'))",
+    ".npy": "lambda: io.load_predictions('fifo.npy', labels_path='labels.npy')",
+    ".npy labels": "lambda: io.load_predictions('prob.npy', labels_path='fifo.npy')",
+    ".npy streamed": "lambda: list(io.iter_predictions('fifo.npy', labels_path='labels.npy'))",
+    ".csv": "lambda: io.load_predictions('fifo.csv')",
+    ".jsonl": "lambda: list(io.iter_predictions('fifo.jsonl'))",
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+@pytest.mark.parametrize("case", FIFO_CALLS)
+def test_a_fifo_is_refused_before_it_is_opened(case, tmp_path):
+    for suffix in (".npz", ".npy", ".csv", ".jsonl"):
+        os.mkfifo(tmp_path / f"fifo{suffix}")
+    np.save(tmp_path / "prob.npy", np.array([[0.7, 0.3], [0.4, 0.6]]))
+    np.save(tmp_path / "labels.npy", np.array([0, 1]))
+    pattern = r"fifo\.\w+ is not a regular file \(a FIFO, a device or a socket\)"
+    snippet = PRELUDE + (
+        f"import os; os.chdir({str(tmp_path)!r})\n"
+        f"refused(ValueError, {pattern!r}, {FIFO_CALLS[case]})\n"
+    )
+    assert run_bounded(snippet, timeout=60) == "refused\n"
