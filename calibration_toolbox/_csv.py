@@ -198,8 +198,8 @@ def layout(
     """
     sep = _separator(path, first_line) if sep is None else _check_sep(sep)
     comments = "#" if first_line.lstrip().startswith("#") else None
-    header = _header(first_line, sep)
-    n_cells = len(header) if header is not None else len(_cells(first_line, sep))
+    header = _header(first_line, sep, path)
+    n_cells = len(header) if header is not None else len(_cells(first_line, sep, path))
     index_column = 0 if header is not None and header[0] in _INDEX_NAMES else None
     data = [i for i in range(n_cells) if i != index_column]
     label_column, prob_columns, pred_column = _chosen(path, header, data, columns)
@@ -210,7 +210,7 @@ def layout(
             f"{path} must hold prediction columns and a label column; got one column."
         )
     row = first_row if header is not None else first_line
-    cells = [] if row is None else _cells(row, sep)
+    cells = [] if row is None else _cells(row, sep, path)
     bool_labels = (
         not text_labels
         and label_column is not None
@@ -302,18 +302,26 @@ def _separator(path: Path, line: str) -> str:
     return found[0] if found else ","
 
 
-def _cells(line: str, sep: str) -> list[str]:
-    return next(csv.reader([line], delimiter=sep, quotechar='"'), [""])
+def _cells(line: str, sep: str, path: Path) -> list[str]:
+    try:
+        return next(csv.reader([line], delimiter=sep, quotechar='"'), [""])
+    except csv.Error:  # a cell longer than the csv module's field limit (or a bad quote)
+        raise InputError(
+            "{path} holds a cell that Python's csv module cannot read (longer than "
+            "{limit:,} characters, or a NUL byte): not a table of predictions.",
+            path=path,
+            limit=csv.field_size_limit(),
+        ) from None
 
 
-def _header(line: str, sep: str) -> list[str] | None:
+def _header(line: str, sep: str, path: Path) -> list[str] | None:
     """The lower-case column names when ``line`` is a header, else None.
 
     A header starts with ``#`` (as ``np.savetxt`` writes it), starts with an empty name (as
     pandas writes its index), names a labels column, or holds no number at all; a data row
     with a typo is therefore an error, not a skipped header.
     """
-    names = [cell.strip().lower() for cell in _cells(line.lstrip("# "), sep)]
+    names = [cell.strip().lower() for cell in _cells(line.lstrip("# "), sep, path)]
     is_header = (
         line.lstrip().startswith("#")
         or names[0] in _INDEX_NAMES
@@ -349,7 +357,7 @@ def _scan(layout: Layout, text: str, first_line: int, *, text_labels: bool) -> s
     for number, line in enumerate(text.split("\n"), start=first_line):
         if not line.strip() or (layout.comments and line.lstrip().startswith("#")):
             continue
-        cells = _cells(line, sep)
+        cells = _cells(line, sep, path)
         if len(cells) != layout.n_cells:
             return _wrong_width(path, number, line, len(cells), layout)
         for column, cell in enumerate(cells):

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import calibration_toolbox as ct
+from calibration_toolbox import io
 from calibration_toolbox._limits import MAX_BINS, MAX_CLASSES
 from tests.bounded import run_bounded
 
@@ -155,3 +156,18 @@ def test_a_fifo_is_refused_before_it_is_opened(case, tmp_path):
         f"refused(ValueError, {pattern!r}, {FIFO_CALLS[case]})\n"
     )
     assert run_bounded(snippet, timeout=60) == "refused\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x" * 140_000 + ",label\n0.3,1\n", "p,label\n0.3," + "1" * 140_000 + "\n"],
+    ids=["header cell", "first row cell"],
+)
+def test_a_csv_cell_beyond_the_csv_field_limit_is_refused_naming_the_file(text, tmp_path):
+    path = tmp_path / "wide.csv"
+    path.write_text(text, encoding="utf-8")
+    pattern = r"wide\.csv holds a cell that Python's csv module cannot read \(longer than 131,072"
+    with pytest.raises(ValueError, match=pattern):
+        io.load_predictions(path)
+    with pytest.raises(ValueError, match=pattern):
+        list(io.iter_predictions(path))
