@@ -8,7 +8,7 @@ limits are far above any real use, and far below what would exhaust a machine's 
 
 from __future__ import annotations
 
-__all__ = ["MAX_BINS", "MAX_CLASSES"]
+__all__ = ["MAX_BINS", "MAX_CLASSES", "MAX_INFLATION"]
 
 #: Largest number of bins of a binned measure, table or recalibrator (``bins=``).  A
 #: per-(class, bin) table holds a few float64 sums per bin and per class: a million bins
@@ -21,3 +21,9 @@ MAX_BINS = 1_000_000
 #: ``classes_`` is ``np.arange(n_classes_)``, 8 MiB at this limit; ``10**15`` would ask for
 #: 7 PiB.  The largest label sets in use (ImageNet-21k, about 21,000 classes) are far below.
 MAX_CLASSES = 1_000_000
+
+#: Largest ratio of a zip member's declared inflated size to its stored size.  Deflate
+#: cannot do better than about 1032:1 (a run of one repeated byte), so a member of an
+#: ``.npz`` that claims more is lying about its size, and is refused before a byte of it
+#: is allocated (a 300-byte member claimed 21.8 TiB).
+MAX_INFLATION = 1032

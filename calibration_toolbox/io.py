@@ -13,6 +13,7 @@ missing file is a ``FileNotFoundError`` with the same kind of message.
 from __future__ import annotations
 
 import inspect
+import math
 import mmap
 import os
 import stat
@@ -39,6 +40,7 @@ from calibration_toolbox._columns import (
     predicted_label,
 )
 from calibration_toolbox._errors import InputError
+from calibration_toolbox._limits import MAX_INFLATION
 
 __all__ = [
     "CSV_LABEL_COLUMNS",
@@ -490,9 +492,50 @@ def _check_file(path: Path) -> bytes:
 def _member(archive, name: str, path: Path) -> NDArray:
     """One array of an open archive, with the reason in words when it cannot be read."""
     try:
+        _check_member_size(archive.zip, name, path)
         return np.asarray(archive[name])
+    except InputError:  # refused by _check_member_size, in words already
+        raise
     except _READ_ERRORS as error:
         raise ValueError(_unreadable(f"array {name!r} of {path}", error)) from None
+
+
+def _check_member_size(archive: zipfile.ZipFile, name: str, path: Path) -> None:
+    """Refuse a member whose declared sizes no real member has, before anything is allocated.
+
+    Its inflated size may be at most :data:`~calibration_toolbox._limits.MAX_INFLATION`
+    times its stored size, and its ``.npy`` header may claim no more bytes than that.  A
+    member that cannot be read raises what ``zipfile`` or NumPy raise (the caller words it).
+    """
+    what = f"array {name!r} of {path}"
+    info = archive.getinfo(f"{name}.npy")
+    if info.file_size > MAX_INFLATION * max(info.compress_size, 1):
+        raise InputError(
+            "{what} claims {inflated:,} bytes inflated from {stored:,} stored, more than "
+            "{limit}:1, which no compression reaches: a corrupt or hostile archive.",
+            what=what,
+            inflated=info.file_size,
+            stored=info.compress_size,
+            limit=MAX_INFLATION,
+        )
+    try:
+        with archive.open(info) as stream:
+            version = np.lib.format.read_magic(stream)
+            if version not in _HEADER_READERS:
+                return  # np.load reads (or refuses) the other versions itself
+            shape, _, dtype = _HEADER_READERS[version](stream)
+    except (RuntimeError, NotImplementedError) as error:  # encrypted; unknown compression
+        raise InputError("{what} cannot be read ({error}).", what=what, error=error) from None
+    claimed = math.prod(shape) * dtype.itemsize
+    if claimed > info.file_size:
+        raise InputError(
+            "{what} has a header claiming shape {shape} ({claimed:,} bytes) in a member of "
+            "{size:,} bytes: a corrupt or hostile archive.",
+            what=what,
+            shape=shape,
+            claimed=claimed,
+            size=info.file_size,
+        )
 
 
 def _unreadable(what: str, error: Exception) -> str:
@@ -792,6 +835,7 @@ class _member_stream:
     def __enter__(self):
         try:
             self.archive = zipfile.ZipFile(self.path)
+            _check_member_size(self.archive, self.name, self.path)
             self.stream = self.archive.open(f"{self.name}.npy")
             version = np.lib.format.read_magic(self.stream)
             header = None
@@ -800,6 +844,9 @@ class _member_stream:
                 shape, fortran_order, dtype = header
                 if fortran_order or dtype.hasobject or len(shape) == 0:
                     header = None
+        except InputError:  # refused by _check_member_size, in words already
+            self.__exit__(None, None, None)
+            raise
         except _READ_ERRORS as error:
             self.__exit__(None, None, None)
             raise ValueError(_unreadable(f"array {self.name!r} of {self.path}", error)) from None

@@ -7,8 +7,11 @@ made by the tests, in ``tmp_path``.
 
 from __future__ import annotations
 
+import io as io_bytes
 import json
 import os
+import struct
+import zipfile
 
 import numpy as np
 import pytest
@@ -171,3 +174,87 @@ def test_a_csv_cell_beyond_the_csv_field_limit_is_refused_naming_the_file(text, 
         io.load_predictions(path)
     with pytest.raises(ValueError, match=pattern):
         list(io.iter_predictions(path))
+
+
+def _npy_member(shape: tuple, dtype: str, body: bytes) -> bytes:
+    header = io_bytes.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": dtype, "fortran_order": False, "shape": shape}
+    )
+    return header.getvalue() + body
+
+
+def _archive(path, compression: int, prob_shape=(2, 2), labels_shape=(2,)) -> None:
+    prob = _npy_member(prob_shape, "<f8", np.array([[0.7, 0.3], [0.4, 0.6]]).tobytes())
+    labels = _npy_member(labels_shape, "<i8", np.array([0, 1]).tobytes())
+    with zipfile.ZipFile(path, "w", compression) as archive:
+        archive.writestr("prob.npy", prob)
+        archive.writestr("labels.npy", labels)
+
+
+def _patched(path, local_offset: int, central_offset: int, value: bytes) -> None:
+    """Overwrite a field of every member's local and central header (sizes, flags, method)."""
+    data = bytearray(path.read_bytes())
+    for signature, offset in ((b"PK\x03\x04", local_offset), (b"PK\x01\x02", central_offset)):
+        start = data.find(signature)
+        while start >= 0:
+            data[start + offset : start + offset + len(value)] = value
+            start = data.find(signature, start + 4)
+    path.write_bytes(bytes(data))
+
+
+def _claims_rows(path):
+    _archive(path, zipfile.ZIP_DEFLATED, (10**12, 2), (10**12,))
+
+
+def _claims_rows_stored(path):
+    _archive(path, zipfile.ZIP_STORED, (10**12, 2), (10**12,))
+
+
+def _lies_about_inflation(path):  # declared inflated size 4 GiB - 1 from a few bytes stored
+    _archive(path, zipfile.ZIP_DEFLATED)
+    _patched(path, 22, 24, struct.pack("<I", 2**32 - 1))
+
+
+def _encrypted(path):  # general purpose flag bit 0: encrypted
+    _archive(path, zipfile.ZIP_STORED)
+    _patched(path, 6, 8, struct.pack("<H", 1))
+
+
+def _unknown_compression(path):  # compression method 99 (AE-x), which zipfile lacks
+    _archive(path, zipfile.ZIP_STORED)
+    _patched(path, 8, 10, struct.pack("<H", 99))
+
+
+HOSTILE_ARCHIVES = {
+    "header claims 10**12 rows (deflated)": (_claims_rows, r"has a header claiming shape"),
+    "header claims 10**12 rows (stored)": (_claims_rows_stored, r"has a header claiming shape"),
+    "inflated size beyond 1032:1": (
+        _lies_about_inflation,
+        r"claims 4,294,967,295 bytes .* more than 1032:1",
+    ),
+    "encrypted member": (_encrypted, r"cannot be read \(File .*encrypted"),
+    "unknown compression": (_unknown_compression, r"cannot be read \(.*compression"),
+}
+
+
+@pytest.mark.parametrize("read", ["load_predictions", "iter_predictions"])
+@pytest.mark.parametrize("case", HOSTILE_ARCHIVES)
+def test_a_hostile_npz_member_is_refused_naming_it_before_allocating(case, read, tmp_path):
+    make, pattern = HOSTILE_ARCHIVES[case]
+    make(tmp_path / "hostile.npz")
+    snippet = PRELUDE + (
+        f"import os; os.chdir({str(tmp_path)!r})\n"
+        f"refused(ValueError, {'^array .* of hostile.npz ' + pattern!r}, "
+        f"lambda: list(io.{read}('hostile.npz')))\n"
+    )
+    assert run_bounded(snippet) == "refused\n"
+
+
+def test_an_honest_archive_reads_as_before(tmp_path):
+    for compression in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        _archive(tmp_path / "honest.npz", compression)
+        prob, labels = io.load_predictions(tmp_path / "honest.npz")
+        assert prob.tolist() == [[0.7, 0.3], [0.4, 0.6]] and labels.tolist() == [0, 1]
+        (block,) = io.iter_predictions(tmp_path / "honest.npz")
+        assert block[0].tolist() == prob.tolist() and block[1].tolist() == [0, 1]
