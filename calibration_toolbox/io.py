@@ -526,6 +526,7 @@ def _check_member_size(archive: zipfile.ZipFile, name: str, path: Path) -> None:
             shape, _, dtype = _HEADER_READERS[version](stream)
     except (RuntimeError, NotImplementedError) as error:  # encrypted; unknown compression
         raise InputError("{what} cannot be read ({error}).", what=what, error=error) from None
+    _check_plain(dtype, what)
     claimed = math.prod(shape) * dtype.itemsize
     if claimed > info.file_size:
         raise InputError(
@@ -649,9 +650,22 @@ def _read_npy(path: Path) -> NDArray:
     if not _check_file(path).startswith(_NPY_MAGIC):
         raise ValueError(f"{path} is not a .npy file (it does not start as NumPy writes one).")
     try:
-        return np.load(path, mmap_mode="r", allow_pickle=False)
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
     except _READ_ERRORS as error:
         raise ValueError(_unreadable(str(path), error)) from None
+    _check_plain(array.dtype, str(path))
+    return array
+
+
+def _check_plain(dtype: np.dtype, what: str) -> None:
+    """Refuse a structured dtype (named fields): no column of numbers until it is split."""
+    if dtype.names is not None:
+        raise InputError(
+            "{what} has a structured dtype with fields {fields}; save a plain numeric "
+            "array (np.column_stack of the fields, in class order).",
+            what=what,
+            fields=list(dtype.names),
+        )
 
 
 def _read_labels(path: Path, sep: str | None) -> NDArray:

@@ -258,3 +258,29 @@ def test_an_honest_archive_reads_as_before(tmp_path):
         assert prob.tolist() == [[0.7, 0.3], [0.4, 0.6]] and labels.tolist() == [0, 1]
         (block,) = io.iter_predictions(tmp_path / "honest.npz")
         assert block[0].tolist() == prob.tolist() and block[1].tolist() == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda folder: io.load_predictions(folder / "prob.npy", labels_path=folder / "y.npy"),
+        lambda folder: list(
+            io.iter_predictions(folder / "prob.npy", labels_path=folder / "y.npy")
+        ),
+        lambda folder: io.load_predictions(folder / "pair.npz"),
+        lambda folder: list(io.iter_predictions(folder / "pair.npz")),
+    ],
+    ids=[".npy", ".npy streamed", ".npz", ".npz streamed"],
+)
+def test_a_structured_dtype_is_refused_naming_the_file_and_its_fields(read, tmp_path):
+    structured = np.zeros(3, dtype=[("cat", "<f8"), ("dog", "<f8")])
+    labels = np.array([0, 1, 0])
+    np.save(tmp_path / "prob.npy", structured)
+    np.save(tmp_path / "y.npy", labels)
+    np.savez(tmp_path / "pair.npz", prob=structured, labels=labels)
+    with pytest.raises(
+        ValueError,
+        match=r"(prob\.npy|array 'prob' of .*pair\.npz) has a structured dtype "
+        r"with fields \['cat', 'dog'\]; save a plain numeric array",
+    ):
+        read(tmp_path)
