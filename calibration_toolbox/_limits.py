@@ -8,7 +8,7 @@ limits are far above any real use, and far below what would exhaust a machine's 
 
 from __future__ import annotations
 
-__all__ = ["MAX_BINS", "MAX_CLASSES", "MAX_INFLATION"]
+__all__ = ["MAX_BINS", "MAX_CLASSES", "MAX_INFLATION", "MAX_NPY_HEADER"]
 
 #: Largest number of bins of a binned measure, table or recalibrator (``bins=``).  A
 #: per-(class, bin) table holds a few float64 sums per bin and per class: a million bins
@@ -27,3 +27,9 @@ MAX_CLASSES = 1_000_000
 #: ``.npz`` that claims more is lying about its size, and is refused before a byte of it
 #: is allocated (a 300-byte member claimed 21.8 TiB).
 MAX_INFLATION = 1032
+
+#: Largest header of a ``.npy`` file, in bytes: NumPy's own default ``max_header_size`` of
+#: ``np.load``.  It is checked here from the header's declared length, before the header is
+#: read, because reading it allocates the claimed length first (a 30-byte file claiming a
+#: 2 GiB header raised MemoryError).
+MAX_NPY_HEADER = 10_000

@@ -40,7 +40,7 @@ from calibration_toolbox._columns import (
     predicted_label,
 )
 from calibration_toolbox._errors import InputError
-from calibration_toolbox._limits import MAX_INFLATION
+from calibration_toolbox._limits import MAX_INFLATION, MAX_NPY_HEADER
 
 __all__ = [
     "CSV_LABEL_COLUMNS",
@@ -647,14 +647,32 @@ def _read_npy_pair(options: _Options) -> tuple[NDArray, NDArray | None, str]:
 
 def _read_npy(path: Path) -> NDArray:
     """The array of a ``.npy``, memory-mapped read-only (a write raises)."""
-    if not _check_file(path).startswith(_NPY_MAGIC):
+    head = _check_file(path)
+    if not head.startswith(_NPY_MAGIC):
         raise ValueError(f"{path} is not a .npy file (it does not start as NumPy writes one).")
+    _check_header_length(path)
     try:
         array = np.load(path, mmap_mode="r", allow_pickle=False)
     except _READ_ERRORS as error:
         raise ValueError(_unreadable(str(path), error)) from None
     _check_plain(array.dtype, str(path))
     return array
+
+
+def _check_header_length(path: Path) -> None:
+    """Refuse a ``.npy`` header claiming more than ``MAX_NPY_HEADER`` bytes, before reading it."""
+    with open(path, "rb") as handle:
+        start = handle.read(12)  # magic (6), version (2), header length (2 in 1.0, else 4)
+    size = 2 if start[6:7] == b"\x01" else 4
+    length = int.from_bytes(start[8 : 8 + size], "little")
+    if length > MAX_NPY_HEADER:
+        raise InputError(
+            "{path} has a .npy header claiming {length:,} bytes, more than the {limit:,} "
+            "NumPy reads: a corrupt or hostile file.",
+            path=path,
+            length=length,
+            limit=MAX_NPY_HEADER,
+        )
 
 
 def _check_plain(dtype: np.dtype, what: str) -> None:

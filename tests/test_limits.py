@@ -284,3 +284,24 @@ def test_a_structured_dtype_is_refused_naming_the_file_and_its_fields(read, tmp_
         r"with fields \['cat', 'dog'\]; save a plain numeric array",
     ):
         read(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "io.load_predictions('huge.npy', labels_path='y.npy')",
+        "list(io.iter_predictions('huge.npy', labels_path='y.npy'))",
+        "io.load_predictions('y.npy', labels_path='huge.npy')",
+    ],
+    ids=["predictions", "streamed", "labels"],
+)
+def test_a_npy_header_claiming_2_gib_is_refused_before_it_is_read(call, tmp_path):
+    claim = (2**31).to_bytes(4, "little")
+    (tmp_path / "huge.npy").write_bytes(b"\x93NUMPY\x02\x00" + claim + b"{'descr': '<f8'}")
+    np.save(tmp_path / "y.npy", np.array([0, 1]))
+    pattern = r"huge\.npy has a \.npy header claiming 2,147,483,648 bytes, more than the 10,000"
+    snippet = PRELUDE + (
+        f"import os; os.chdir({str(tmp_path)!r})\n"
+        f"refused(ValueError, {pattern!r}, lambda: {call})\n"
+    )
+    assert run_bounded(snippet) == "refused\n"
