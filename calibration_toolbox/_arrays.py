@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _registry as registry
-from calibration_toolbox._errors import InputError, InputTypeError
+from calibration_toolbox._errors import InputError, InputTypeError, listed
 from calibration_toolbox.scores import Scores
 
 __all__ = [
@@ -30,17 +30,12 @@ __all__ = [
 ]
 
 
-def _listed(names: list[str]) -> str:
-    """``'a, b and c'``."""
-    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-
-
 #: What streams over a Dask array, for the error messages: the metrics whose registry rows
 #: say so (the binned ones with fixed edges only), and the two fits.
 STREAMING = (
-    _listed([row.name for row in registry.on_dask() if row.binned])
+    listed([row.name for row in registry.on_dask() if row.binned])
     + " with fixed edges (adaptive_bins=False), "
-    + _listed([row.name for row in registry.on_dask() if not row.binned])
+    + listed([row.name for row in registry.on_dask() if not row.binned])
     + "; TemperatureScaling.fit and VectorScaling.fit, and the predictions of those two"
 )
 
@@ -137,7 +132,7 @@ def as_real_array(value: ArrayLike, name: str) -> NDArray:
             "class_conditional=False); pass an array here.",
             argument=name,
             named=", ".join(row.name for row in rows if row.settings is not None),
-            either=_listed(either),
+            either=listed(either),
         )
     if is_dask_array(value):  # np.asarray would compute it all on the client
         raise dask_refusal(name)

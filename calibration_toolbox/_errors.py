@@ -48,6 +48,7 @@ __all__ = [
     "Word",
     "Words",
     "as_value_error",
+    "listed",
     "structured_text",
     "within",
 ]
@@ -63,6 +64,11 @@ _PLURAL_VERBS = {
     "looks": "look",
     "contains": "contain",
 }
+
+
+def listed(names: list[str]) -> str:
+    """Names in a sentence: ``'a'``, ``'a and b'``, ``'a, b and c'``."""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 @dataclasses.dataclass(frozen=True)

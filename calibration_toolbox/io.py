@@ -39,7 +39,7 @@ from calibration_toolbox._columns import (
     hits,
     predicted_label,
 )
-from calibration_toolbox._errors import InputError
+from calibration_toolbox._errors import InputError, listed
 from calibration_toolbox._limits import MAX_INFLATION, MAX_NPY_HEADER
 
 __all__ = [
@@ -419,7 +419,7 @@ class _Options:
                 raise InputError(
                     "{argument:is} only for {value} files; got {name!r}.",
                     argument=name,
-                    value=_listed(list(kinds)),
+                    value=listed(list(kinds)),
                     name=path.name,
                 )
         options.update(path=path, format=format_, labels_path=labels_path)
@@ -443,11 +443,6 @@ _OPTIONS = (
 """The reading options of :func:`load_predictions` and :func:`iter_predictions`, in order."""
 _COLUMN_OPTIONS = ("prob_column", "labels_column", "pred_column", "scores", "optional_labels")
 """Those that choose the columns (or fields) of a ``.parquet`` or a ``.jsonl``."""
-
-
-def _listed(names: list[str]) -> str:
-    """``.csv``, ``.csv and .parquet``, ``.csv, .parquet and .jsonl``."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _check_labels_path(kind: str, path: Path, labels_path, optional: bool) -> None:
