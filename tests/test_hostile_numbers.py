@@ -6,6 +6,8 @@ a new metric or recalibrator is checked without editing this file.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -96,3 +98,75 @@ def test_every_recalibrator_refuses_masked_arrays(recalibrator, on_probabilities
     fitted = recalibrator().fit(X, LABELS)
     with pytest.raises(TypeError, match=f"`X` {MASKED}"):
         fitted.predict_proba(masked(X))
+
+
+#: the measures that count weights as rows (their scale changes them): equal-mass edges,
+#: debiasing, the sweep's largest count, the table's weighted counts, Platt's targets
+COUNTED = {"TCE", "CWCE", "ACE", "TACE", "ECESweep", "calibration_table", "PlattScaling"}
+EXTREME_WEIGHTS = [1e308, 1e-310, 5e-324]
+
+
+def _value(result: object) -> np.ndarray:
+    """The numbers of a metric's result: a float, a table's error, a result's fields."""
+    if isinstance(result, float):
+        return np.array([result])
+    if isinstance(result, ct.CalibrationTable):
+        return np.array([result.calibration_error()])
+    if dataclasses.is_dataclass(result):  # brier_decomposition's parts
+        return np.array(dataclasses.astuple(result), dtype=float)
+    return np.array([result.value, result.n_bins], dtype=float)  # ECESweep's result
+
+
+@pytest.mark.parametrize("weight", EXTREME_WEIGHTS)
+@pytest.mark.parametrize(("metric", "options"), WEIGHTED_METRICS)
+def test_equal_extreme_weights_give_the_unweighted_value_or_a_clear_refusal(
+    metric, options, weight
+):
+    weights = np.full(N, weight)
+    given = weights.copy()
+    if metric.__name__ in COUNTED:
+        with pytest.raises(
+            ValueError, match=r"`sample_weight` (sums to more|holds only subnormal)"
+        ):
+            metric(PROB, LABELS, sample_weight=weights, **options)
+    else:
+        expected = _value(metric(PROB, LABELS, **options))
+        actual = _value(metric(PROB, LABELS, sample_weight=weights, **options))
+        np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(weights, given)  # never mutated
+
+
+@pytest.mark.parametrize(("metric", "options"), WEIGHTED_METRICS)
+def test_scaling_weights_by_a_power_of_two_is_exact(metric, options):
+    if metric.__name__ in COUNTED:
+        pytest.skip("the scale of the weights changes this measure")
+    weights = np.random.default_rng(3).random(N)
+    expected = _value(metric(PROB, LABELS, sample_weight=weights, **options))
+    for factor in (2.0**900, 2.0**-1000):
+        actual = _value(metric(PROB, LABELS, sample_weight=weights * factor, **options))
+        np.testing.assert_array_equal(actual, expected)
+
+
+@pytest.mark.parametrize("weight", EXTREME_WEIGHTS)
+@pytest.mark.parametrize(("recalibrator", "on_probabilities"), RECALIBRATORS)
+def test_recalibrators_fit_extreme_equal_weights_as_unit_weights(
+    recalibrator, on_probabilities, weight
+):
+    X = PROB if on_probabilities else LOGITS
+    weights = np.full(N, weight)
+    if recalibrator.__name__ in COUNTED:
+        with pytest.raises(
+            ValueError, match=r"`sample_weight` (sums to more|holds only subnormal)"
+        ):
+            recalibrator().fit(X, LABELS, sample_weight=weights)
+        return
+    expected = recalibrator().fit(X, LABELS, sample_weight=np.ones(N)).predict_proba(X)
+    actual = recalibrator().fit(X, LABELS, sample_weight=weights).predict_proba(X)
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-6)
+
+
+def test_counted_measures_still_take_weights_of_ordinary_scale():
+    # weights counted as rows are refused only where float64 cannot carry them
+    weights = np.full(N, 1e300)
+    assert np.isfinite(ct.ACE(PROB, LABELS, sample_weight=weights))
+    assert np.isfinite(ct.TCE(PROB, LABELS, sample_weight=np.full(N, 1e-300)))

@@ -251,7 +251,7 @@ def MMCE(
         _refuse_weights(sample_weight, "with unbiased=True (see the docstring)")
     scores, targets = _mmce_pairs(prob, labels, logits, renormalize)
     n = len(scores)
-    weights = iv.check_sample_weight(sample_weight, n)
+    weights = iv.check_sample_weight(sample_weight, n, scale_free=True)
     if weights is not None:
         weights = weights / weights.sum()
     if unbiased and n < 2:
@@ -521,7 +521,7 @@ def SKCE(
         )
     checked = iv.check_predictions(prob, labels, logits=logits, renormalize=renormalize)
     prob, labels = checked.prob, checked.labels
-    weights = iv.check_sample_weight(sample_weight, len(prob))
+    weights = iv.check_sample_weight(sample_weight, len(prob), scale_free=True)
     if bandwidth is None:
         bandwidth = _median_heuristic(prob)
     if estimator in ("linear", "block"):

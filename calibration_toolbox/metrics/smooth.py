@@ -217,7 +217,7 @@ def SmoothECE(
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=True
     )
-    weights = iv.check_sample_weight(sample_weight, checked.n_samples)
+    weights = iv.check_sample_weight(sample_weight, checked.n_samples, scale_free=True)
     if bandwidth is not None:
         bandwidth = iv.positive_number(bandwidth, "bandwidth")
     scores, targets = checked.top_label()
