@@ -170,3 +170,46 @@ def test_counted_measures_still_take_weights_of_ordinary_scale():
     weights = np.full(N, 1e300)
     assert np.isfinite(ct.ACE(PROB, LABELS, sample_weight=weights))
     assert np.isfinite(ct.TCE(PROB, LABELS, sample_weight=np.full(N, 1e-300)))
+
+
+CONFIDENCE = PROB.max(axis=1)
+RESIDUALS = (PROB.argmax(axis=1) == LABELS) - CONFIDENCE  # correct - confidence
+
+
+@pytest.mark.parametrize("bandwidth", [1e300, 1e6])
+def test_smooth_ece_at_a_huge_bandwidth_is_the_absolute_mean_residual(bandwidth):
+    # the flat kernel's limit: the smoothed residual is its mean everywhere (was NaN at 1e300)
+    value = ct.SmoothECE(PROB, LABELS, bandwidth=bandwidth)
+    np.testing.assert_allclose(value, abs(RESIDUALS.mean()), rtol=1e-9)
+
+
+@pytest.mark.parametrize("bandwidth", [1e-300, 5e-324])
+def test_mmce_at_a_vanishing_bandwidth_is_its_limit(bandwidth):
+    # distinct confidences' kernel is 0 in float64: sqrt(sum d_i^2) / n (it raised "Maximum
+    # allowed size exceeded" at 1e-300 and OverflowError at 5e-324)
+    assert len(np.unique(CONFIDENCE)) == N
+    value = ct.MMCE(PROB, LABELS, bandwidth=bandwidth)
+    np.testing.assert_allclose(value, np.sqrt(np.sum(RESIDUALS**2)) / N, rtol=1e-12)
+
+
+def test_mmce_ties_pair_at_a_vanishing_bandwidth():
+    scores, targets = np.array([0.3, 0.3, 0.8]), np.array([1, 0, 1])
+    d = targets - scores
+    expected = np.sqrt(np.sum(d**2) + 2 * d[0] * d[1]) / 3  # the tied pair's kernel is 1
+    value = ct.MMCE(Scores(scores), targets, bandwidth=1e-300)
+    np.testing.assert_allclose(value, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("bandwidth", [1e-300, 5e-324])
+def test_skce_at_a_vanishing_bandwidth_keeps_only_the_diagonal(bandwidth):
+    # no overflow warning (5e-324 divided a distance to inf); distinct rows' kernel is 0
+    residuals = np.eye(3)[LABELS] - PROB
+    assert ct.SKCE(PROB, LABELS, bandwidth=bandwidth) == 0.0
+    biased = ct.SKCE(PROB, LABELS, bandwidth=bandwidth, estimator="biased")
+    np.testing.assert_allclose(biased, np.sum(residuals**2) / N**2, rtol=1e-12)
+
+
+def test_skce_at_a_huge_bandwidth_is_the_squared_mean_residual():
+    residuals = np.eye(3)[LABELS] - PROB
+    biased = ct.SKCE(PROB, LABELS, bandwidth=1e300, estimator="biased")
+    np.testing.assert_allclose(biased, np.sum(residuals.mean(axis=0) ** 2), rtol=1e-9)
