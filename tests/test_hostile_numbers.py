@@ -213,3 +213,22 @@ def test_skce_at_a_huge_bandwidth_is_the_squared_mean_residual():
     residuals = np.eye(3)[LABELS] - PROB
     biased = ct.SKCE(PROB, LABELS, bandwidth=1e300, estimator="biased")
     np.testing.assert_allclose(biased, np.sum(residuals.mean(axis=0) ** 2), rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("recalibrator", "options"),
+    [
+        (recalibration.PlattScaling, {"input": "probabilities"}),
+        (recalibration.BetaCalibration, {}),
+    ],
+)
+def test_binary_fits_take_float16_probabilities_at_float16_tolerance(recalibrator, options):
+    # float16 rows sum to 1 within 1e-2 (as every other entry point reads them); these two
+    # checked the widened float32 copy at float32's 1e-4 and refused them
+    half = PROB.astype(np.float16)
+    assert np.abs(half.astype(np.float64).sum(axis=1) - 1).max() > 1e-4
+    fitted = recalibrator(**options).fit(half, LABELS)
+    widened = half.astype(np.float64)
+    widened /= widened.sum(axis=1, keepdims=True)
+    expected = recalibrator(**options).fit(widened, LABELS).predict_proba(widened)
+    np.testing.assert_allclose(fitted.predict_proba(half), expected, rtol=0, atol=1e-3)

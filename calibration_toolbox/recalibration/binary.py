@@ -502,7 +502,7 @@ class _OneVsRestLogistic(Recalibrator):
         if values.ndim == 1:
             iv._check_range(values, "X")  # all check_prob checks of [1 - p, p]
             return values[:, None], 2
-        values = iv.check_prob(values, name="X")
+        values = iv.check_prob(X, name="X")  # rows checked at X's own precision (float16)
         if values.shape[1] == 2:
             return values[:, 1:], 2
         return values, values.shape[1]
