@@ -1,12 +1,12 @@
 """Facts about one array-like value, below every other module of the package.
 
 :func:`as_real_array` is ``np.asarray`` with a clear error for what is no real array
-(ragged lists, complex, strings, objects, Scores where an array is asked for, a Dask array
-where nothing streams); :func:`as_numpy` reads the tensors of array libraries (PyTorch,
-JAX's bfloat16) as NumPy arrays; :func:`is_dask_array` tells a Dask array by its duck type
-(never importing dask).  Nothing here imports another module of the package but
-:mod:`calibration_toolbox.scores` and the metric registry (the leaf that its messages
-name the metrics from).
+(ragged lists, complex, strings, objects, masked arrays, Scores where an array is asked
+for, a Dask array where nothing streams); :func:`as_numpy` reads the tensors of array
+libraries (PyTorch, JAX's bfloat16) as NumPy arrays; :func:`is_dask_array` tells a Dask
+array by its duck type (never importing dask).  Nothing here imports another module of
+the package but :mod:`calibration_toolbox.scores` and the metric registry (the leaf that
+its messages name the metrics from).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ __all__ = [
     "dask_refusal",
     "is_dask_array",
     "is_dask_input",
+    "masked_refusal",
 ]
 
 
@@ -58,6 +59,16 @@ def dask_refusal(name: str) -> TypeError:
         "first if the array fits in memory, or use what streams over Dask arrays: {streaming}.",
         argument=name,
         streaming=STREAMING,
+    )
+
+
+def masked_refusal(name: str) -> TypeError:
+    """The error of every entry point given a masked array (``numpy.ma``) as ``name``."""
+    return InputTypeError(
+        "{argument:is} a masked array (numpy.ma), whose mask would be ignored: masked values "
+        "would be read as numbers. Pass only the rows to keep, or the values filled in "
+        "(x.filled(value)).",
+        argument=name,
     )
 
 
@@ -122,7 +133,11 @@ def _raw_records_hint(array: NDArray) -> str:
 
 
 def as_real_array(value: ArrayLike, name: str) -> NDArray:
-    """``np.asarray`` with a clear error for ragged, complex, string or object input."""
+    """``np.asarray`` with a clear error for ragged, complex, string, object or masked input.
+
+    Every array that enters the package passes here: a masked array (``numpy.ma``) is
+    refused rather than read with its mask dropped.
+    """
     if isinstance(value, Scores):
         rows = registry.accepting_scores()
         either = [row.name for row in rows if row.settings is None]  # GCE, calibration_table
@@ -136,6 +151,8 @@ def as_real_array(value: ArrayLike, name: str) -> NDArray:
         )
     if is_dask_array(value):  # np.asarray would compute it all on the client
         raise dask_refusal(name)
+    if isinstance(value, np.ma.MaskedArray):  # np.asarray drops the mask: every row would count
+        raise masked_refusal(name)
     try:
         array = as_numpy(value)
     except (ValueError, TypeError) as exc:  # ragged nested lists

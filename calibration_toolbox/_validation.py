@@ -1098,8 +1098,26 @@ def optional_class_names(value: object, name: str) -> object:
     return value
 
 
-def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDArray | None:
-    """Validate non-negative finite weights with a positive sum; ``None`` stays ``None``."""
+#: Weights whose largest value lies within 2**±256 are used as given by a scale-free measure:
+#: their sum over 2**60 rows, its square and their products with scores as small as 2**-256
+#: stay normal float64 numbers, and no copy is made (800,000 float64 weights are 6.1 MiB).
+_SAFE_EXPONENT = 256
+
+
+def check_sample_weight(
+    sample_weight: ArrayLike | None, n_samples: int, *, scale_free: bool = False
+) -> NDArray | None:
+    """Validate non-negative finite weights with a positive sum; ``None`` stays ``None``.
+
+    ``scale_free=True`` is for a measure that only the weights' ratios change: weights whose
+    largest value lies outside 2**±256 are returned multiplied by the power of two that
+    brings it into [0.5, 1). That is exact (the measure is unchanged to the last bit), keeps
+    their sum finite (weights of 1e308) and lifts subnormal weights (5e-324) to normal
+    numbers, whose products with the scores keep their digits. Otherwise (a measure that
+    counts weights as rows: equal-mass edges, debiasing, Platt's targets; or weights summed
+    over blocks) weights that float64 cannot carry through are refused: a sum that
+    overflows, or only subnormal values.
+    """
     if sample_weight is None:
         return None
     array = as_real_array(sample_weight, "sample_weight")
@@ -1122,11 +1140,40 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDAr
             argument="sample_weight",
             value=float(array.min()),
         )
-    if not array.sum() > 0:
+    largest = array.max()
+    if not largest > 0:
         raise InputError(
             "{sample_weight} must have a positive sum; got all zeros.", argument="sample_weight"
         )
+    exponent = np.frexp(largest)[1]
+    if scale_free and abs(exponent) > _SAFE_EXPONENT:
+        return np.ldexp(array, -exponent)
+    _check_representable(array, largest)
     return array
+
+
+def _check_representable(weights: NDArray, largest: float) -> None:
+    """Refuse weights counted as rows that float64 cannot carry through the sums."""
+    with np.errstate(over="ignore"):
+        total = weights.sum()
+    if not np.isfinite(total):
+        raise InputError(
+            "{sample_weight} sums to more than float64 holds (largest weight {value!r}); "
+            "this measure counts weights as rows, so their scale matters: divide them by a "
+            "common factor first.",
+            argument="sample_weight",
+            value=float(largest),
+        )
+    if largest < np.finfo(np.float64).tiny:
+        raise InputError(
+            "{sample_weight} holds only subnormal numbers (largest {value!r}, below "
+            "float64's smallest normal number {tiny!r}), whose products with the scores lose "
+            "their digits; this measure counts weights as rows, so their scale matters: "
+            "multiply them by a common factor first.",
+            argument="sample_weight",
+            value=float(largest),
+            tiny=float(np.finfo(np.float64).tiny),
+        )
 
 
 def check_flag(value: object, name: str) -> bool:

@@ -42,12 +42,17 @@ __all__ = ["EntryCells", "checked_call", "checked_table", "entry_cells", "tabula
 
 
 def tabulated(
-    prob, labels, *, logits, sample_weight, renormalize, **options
+    prob, labels, *, logits, sample_weight, renormalize, scale_free=False, **options
 ) -> tuple[CalibrationTable, GCEOptions]:
     """The table and checked options of a GCE call: where every binned metric is tabulated.
 
+    ``scale_free=True`` (a metric reduced from the table, not the table itself, whose
+    weighted counts a caller reads) scales the weights where the options make the measure
+    scale-free (equal-width bins, no debiasing): see ``check_sample_weight``.
+
     The one place where a Dask array is told apart (by duck type, without importing dask):
-    its chunks are tabulated in the workers and the tables added (:func:`_dask_table`).
+    its chunks are tabulated in the workers and the tables added (:func:`_dask_table`); its
+    weights are summed over the chunks as they are.
     """
     if is_dask_input(prob):
         return _dask_table(
@@ -64,6 +69,7 @@ def tabulated(
         logits=logits,
         sample_weight=sample_weight,
         renormalize=renormalize,
+        scale_free=scale_free,
         **options,
     )
     return checked_table(checked, weights, checked_options), checked_options
@@ -76,9 +82,14 @@ def checked_call(
     logits: object,
     sample_weight: ArrayLike | None,
     renormalize: object,
+    scale_free: bool = False,
     **options: object,
 ) -> tuple[iv.Predictions, NDArray | None, GCEOptions]:
-    """The validated arrays, weights and options of a GCE call."""
+    """The validated arrays, weights and options of a GCE call.
+
+    ``scale_free=True``: the weights are scaled (``check_sample_weight``) unless the options
+    count them as rows (equal-mass edges, debiasing).
+    """
     top_k_classes = options["top_k_classes"]
     top_label = isinstance(top_k_classes, numbers.Integral) and top_k_classes == 1
     if isinstance(prob, Scores) and not (
@@ -90,14 +101,26 @@ def checked_call(
     )
     weights, gce_options = iv.checks_after_values(
         checked,
-        lambda: (
-            iv.check_sample_weight(sample_weight, checked.n_samples),
-            GCEOptions.checked(checked.n_classes, **options),
-        ),
+        lambda: _weights_and_options(sample_weight, checked, scale_free, options),
     )
     if isinstance(checked, iv.PendingPredictions) and not gce_options.bins_rows_as_checked:
         checked = checked.checked(top_label)
     return checked, weights, gce_options
+
+
+def _weights_and_options(
+    sample_weight: ArrayLike | None,
+    checked: iv.CheckedInput,
+    scale_free: bool,
+    options: dict[str, object],
+) -> tuple[NDArray | None, GCEOptions]:
+    """The checked options, then the weights, scaled where the options leave them scale-free."""
+    gce_options = GCEOptions.checked(checked.n_classes, **options)
+    counted = gce_options.adaptive_bins or gce_options.debias  # weights count as rows
+    weights = iv.check_sample_weight(
+        sample_weight, checked.n_samples, scale_free=scale_free and not counted
+    )
+    return weights, gce_options
 
 
 def _class_wise_refusal() -> ValueError:

@@ -75,7 +75,7 @@ def _checked_sets(
             n_classes=checked.n_classes,
             value=r,
         )
-    weights = iv.check_sample_weight(sample_weight, checked.n_samples)
+    weights = iv.check_sample_weight(sample_weight, checked.n_samples, scale_free=True)
     return checked, weights, variant, r
 
 
@@ -691,6 +691,7 @@ def ECESweep(
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=True
     )
+    # the sweep's largest count is the total weight's: weights count as rows here
     weights = iv.check_sample_weight(sample_weight, checked.n_samples)
     pairs = _SortedPairs(*checked.top_label(), weights)
     if rule == "roelofs":

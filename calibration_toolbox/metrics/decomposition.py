@@ -163,7 +163,7 @@ def brier_decomposition(
     0.175
     """
     checked = iv.check_predictions(prob, labels, logits=logits, renormalize=renormalize)
-    weights = iv.check_sample_weight(sample_weight, checked.n_samples)
+    weights = iv.check_sample_weight(sample_weight, checked.n_samples, scale_free=True)
     pairs = checked.pairs is not None
     options = GCEOptions.checked(
         checked.n_classes,

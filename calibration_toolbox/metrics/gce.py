@@ -336,6 +336,7 @@ def _binned_error(
         logits=logits,
         sample_weight=sample_weight,
         renormalize=renormalize,
+        scale_free=True,
         **options,
     )
     return table.calibration_error(

@@ -10,6 +10,7 @@ are one pass over pairs of neighbouring rows.
 
 from __future__ import annotations
 
+import itertools
 import numbers
 
 import numpy as np
@@ -21,6 +22,10 @@ from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = ["MMCE", "SKCE"]
+
+#: exp(-x) is 0 in float64 for x above this: pairs of scores further apart than this many
+#: bandwidths add exactly nothing to MMCE (np.exp(-746.0) == 0.0).
+_UNDERFLOW = 746.0
 
 #: Width, in units of the bandwidth, of the value blocks of the MMCE recurrence: within a
 #: block the scale factors exp(+-(r - r_ref) / h) stay within exp(+-32) ~ 1e+-14 of 1.
@@ -105,6 +110,17 @@ def _sorted_residuals(
     return values, (keys & bit_type(1)) - values
 
 
+def _tied_form(gaps: NDArray, residuals: NDArray) -> float:
+    """``sum_{i != j} d_i d_j [r_i = r_j]``: the form where distinct values' kernel is 0.
+
+    With every positive gap above ``_UNDERFLOW`` bandwidths, ``exp(-gap / h)`` is 0 in
+    float64, so only tied values pair (kernel 1): per run of ties, ``(sum d)^2 - sum d^2``.
+    """
+    runs = np.concatenate([[0], np.cumsum(gaps > 0)])
+    run_sums = np.bincount(runs, weights=residuals)
+    return _dot(run_sums, run_sums) - _dot(residuals, residuals)
+
+
 def _off_diagonal_form(values: NDArray, residuals: NDArray, bandwidth: float) -> float:
     r"""``sum_{i != j} d_i d_j exp(-|r_i - r_j| / h)`` for ``values`` r sorted ascending.
 
@@ -119,20 +135,27 @@ def _off_diagonal_form(values: NDArray, residuals: NDArray, bandwidth: float) ->
     recent term, of order :math:`\epsilon` times the block size.  The sum carried from one
     block to the next is rescaled by :math:`e^{-(c' - c)/h}`: this is the stable recurrence
     :math:`S_j = (S_{j-1} + d_{j-1})\, e^{-(r_j - r_{j-1})/h}` taken a block at a time,
-    vectorised within the block.  The Python loop is over the blocks, found by a binary
-    search of their edges: one at the default h = 0.4, at most ``1 / (64 h) + 1``.
+    vectorised within the block.  The Python loop is over the blocks that hold values
+    (each value's block is ``floor((r - r_0) / (64 h))``): one at the default h = 0.4, at
+    most ``min(n, 1 / (64 h) + 1)``.  Where every positive gap between values exceeds
+    ``_UNDERFLOW`` bandwidths the kernel of distinct values is 0 in float64 and only ties
+    pair (:func:`_tied_form`): h = 1e-300 or 5e-324 give that limit, ``sum d_i^2`` for
+    distinct values, with no block at all.
     """
+    gaps = np.diff(values)
+    positive = gaps[gaps > 0]
+    if positive.size == 0 or positive.min() > _UNDERFLOW * bandwidth:
+        return _tied_form(gaps, residuals)
     width = _MMCE_BLOCK_WIDTH * bandwidth
     first = values[0]
-    n_blocks = int((values[-1] - first) // width) + 1
-    edges = first + width * np.arange(1, n_blocks)
-    bounds = np.concatenate([[0], np.searchsorted(values, edges, side="left"), [len(values)]])
+    offsets = np.floor((values - first) / width)  # each value's block, finite: see above
+    starts = np.flatnonzero(np.diff(offsets)) + 1
+    bounds = np.concatenate([[0], starts, [len(values)]])
     total = 0.0
     carry = 0.0  # sum_{i before the block} d_i exp((r_i - centre) / h), at the block's centre
     previous_centre = first
-    for block in np.flatnonzero(np.diff(bounds)):
-        start, end = bounds[block], bounds[block + 1]
-        centre = first + (block + 0.5) * width
+    for start, end in itertools.pairwise(bounds):
+        centre = first + (offsets[start] + 0.5) * width
         carry *= np.exp(-(centre - previous_centre) / bandwidth)
         scale = np.exp((values[start:end] - centre) / bandwidth)
         weighted = residuals[start:end] * scale
@@ -251,7 +274,7 @@ def MMCE(
         _refuse_weights(sample_weight, "with unbiased=True (see the docstring)")
     scores, targets = _mmce_pairs(prob, labels, logits, renormalize)
     n = len(scores)
-    weights = iv.check_sample_weight(sample_weight, n)
+    weights = iv.check_sample_weight(sample_weight, n, scale_free=True)
     if weights is not None:
         weights = weights / weights.sum()
     if unbiased and n < 2:
@@ -343,6 +366,12 @@ def _median_heuristic(prob: NDArray) -> float:
     return median
 
 
+def _laplacian(distance: NDArray, bandwidth: float) -> NDArray:
+    """``exp(-distance / bandwidth)``; a quotient beyond float64 (bandwidth 5e-324) gives 0."""
+    with np.errstate(over="ignore"):
+        return np.exp(-(distance / bandwidth))
+
+
 def _quadratic_sum(
     prob: NDArray, residuals: NDArray, weights: NDArray | None, bandwidth: float, diagonal: bool
 ) -> float:
@@ -350,7 +379,7 @@ def _quadratic_sum(
     total = 0.0
     rows = prob.astype(np.float64)
     for first, second in _tiles(len(prob), prob.shape[1]):
-        kernel = np.exp(-_distances(rows[first], rows[second]) / bandwidth)
+        kernel = _laplacian(_distances(rows[first], rows[second]), bandwidth)
         h = (residuals[first] @ residuals[second].T) * kernel
         if first == second and not diagonal:
             np.fill_diagonal(h, 0.0)
@@ -374,7 +403,7 @@ def _pair_sum(
         differences = left[block].astype(np.float64) - right[block]
         distance = np.sqrt(np.einsum("ak,ak->a", differences, differences))
         inner = np.einsum("ak,ak->a", first, second)
-        total += _dot(inner, np.exp(-distance / bandwidth))
+        total += _dot(inner, _laplacian(distance, bandwidth))
     return total
 
 
@@ -521,7 +550,7 @@ def SKCE(
         )
     checked = iv.check_predictions(prob, labels, logits=logits, renormalize=renormalize)
     prob, labels = checked.prob, checked.labels
-    weights = iv.check_sample_weight(sample_weight, len(prob))
+    weights = iv.check_sample_weight(sample_weight, len(prob), scale_free=True)
     if bandwidth is None:
         bandwidth = _median_heuristic(prob)
     if estimator in ("linear", "block"):

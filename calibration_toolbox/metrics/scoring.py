@@ -105,16 +105,21 @@ def _dask_sums(sums, prob, labels, *, sample_weight, **options):
 
 def _chunk_sums(sums, prob, labels, weights, **options):
     """``sums`` of one chunk's rows (the executor passes the weights by position)."""
-    return sums(prob, labels, sample_weight=weights, **options)
+    return sums(prob, labels, sample_weight=weights, scale_free=False, **options)
 
 
-def _brier_sums(prob, labels, *, logits, sample_weight, renormalize):
-    """Validate, then the weighted sum of the Brier terms and the sum of the weights."""
+def _brier_sums(prob, labels, *, logits, sample_weight, renormalize, scale_free=True):
+    """Validate, then the weighted sum of the Brier terms and the sum of the weights.
+
+    The weights are scaled (``check_sample_weight``) in memory; a Dask chunk's
+    (``scale_free=False``) are summed with the other chunks' as they are.
+    """
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, defer_scan=True
     )
     weights = iv.checks_after_values(
-        checked, lambda: iv.check_sample_weight(sample_weight, checked.n_samples)
+        checked,
+        lambda: iv.check_sample_weight(sample_weight, checked.n_samples, scale_free=scale_free),
     )
     return _brier_total(checked, weights), _total_weight(checked, weights)
 
@@ -266,20 +271,26 @@ def negative_log_likelihood(
     return float(total / weight)
 
 
-def _nll_sums(prob, labels, *, logits, sample_weight, renormalize, eps):
-    """Validate, then the weighted sum of the losses and the sum of the weights."""
+def _nll_sums(prob, labels, *, logits, sample_weight, renormalize, eps, scale_free=True):
+    """Validate, then the weighted sum of the losses and the sum of the weights.
+
+    The weights are scaled as :func:`_brier_sums` scales them.
+    """
     if isinstance(prob, Scores):
         checked = iv.check_predictions(prob, labels, logits=logits, renormalize=renormalize)
-        weights = iv.check_sample_weight(sample_weight, checked.n_samples)
+        weights = iv.check_sample_weight(sample_weight, checked.n_samples, scale_free=scale_free)
         logit_rows = None
     elif iv.check_logits_flag(logits, renormalize):
         logit_rows = iv.check_predicted_logits(prob, "prob")
         checked = iv.Predictions(logit_rows, iv.check_labels(labels, *logit_rows.shape), None)
-        weights = iv.check_sample_weight(sample_weight, len(logit_rows))
+        weights = iv.check_sample_weight(sample_weight, len(logit_rows), scale_free=scale_free)
     else:
         checked = iv.check_predictions(prob, labels, renormalize=renormalize, defer_scan=True)
         weights = iv.checks_after_values(
-            checked, lambda: iv.check_sample_weight(sample_weight, checked.n_samples)
+            checked,
+            lambda: iv.check_sample_weight(
+                sample_weight, checked.n_samples, scale_free=scale_free
+            ),
         )
         logit_rows = None
     total = _nll_total(checked, weights, eps, logit_rows)

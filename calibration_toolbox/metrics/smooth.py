@@ -18,6 +18,9 @@ from calibration_toolbox.scores import PredictionsLike
 
 __all__ = ["SmoothECE"]
 
+#: A bandwidth above which the smoothing is flat: exp(-(pi * 100)**2 / 2) is 0 in float64.
+_FLAT_BANDWIDTH = 100.0
+
 #: Grid intervals of each stage of the fixed-point search, and the smallest bandwidth each
 #: serves: a grid of L intervals is used for bandwidths >= _POINTS_PER_BANDWIDTH / L, where
 #: linear binning and the trapezoid rule are accurate to 1e-6 of the value or better (measured
@@ -63,6 +66,9 @@ class _ResidualSpectrum:
         r"""``\int_0^1 |g_\sigma(t)| dt`` of the smoothed residual density ``g_\sigma``."""
         # The reflected Gaussian kernel is the Neumann heat kernel of [0, 1]: its cosine
         # modes cos(pi k t) are damped by exp(-(pi k sigma)^2 / 2).
+        # Above _FLAT_BANDWIDTH every mode but the constant is damped to exactly 0 in float64,
+        # so a larger bandwidth gives the same value (1e300 squared would be inf, 0 * inf NaN).
+        bandwidth = min(bandwidth, _FLAT_BANDWIDTH)
         damping = np.exp(self.squared_frequencies * (-0.5 * bandwidth * bandwidth))
         density = fft.dct(self.coefficients * damping, type=1)  # 2 g at the nodes
         np.abs(density, out=density)
@@ -217,7 +223,7 @@ def SmoothECE(
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=True
     )
-    weights = iv.check_sample_weight(sample_weight, checked.n_samples)
+    weights = iv.check_sample_weight(sample_weight, checked.n_samples, scale_free=True)
     if bandwidth is not None:
         bandwidth = iv.positive_number(bandwidth, "bandwidth")
     scores, targets = checked.top_label()

@@ -502,7 +502,7 @@ class _OneVsRestLogistic(Recalibrator):
         if values.ndim == 1:
             iv._check_range(values, "X")  # all check_prob checks of [1 - p, p]
             return values[:, None], 2
-        values = iv.check_prob(values, name="X")
+        values = iv.check_prob(X, name="X")  # rows checked at X's own precision (float16)
         if values.shape[1] == 2:
             return values[:, 1:], 2
         return values, values.shape[1]
@@ -547,7 +547,10 @@ class _OneVsRestLogistic(Recalibrator):
         kind = self._input_kind(params)
         scores, n_classes = self._score_columns(X, kind)
         labels = self._fit_labels(y, len(scores), n_classes)
-        weights = iv.check_sample_weight(sample_weight, len(scores))
+        # Platt's smoothed targets count the weights as rows; the plain fits are scale-free
+        weights = iv.check_sample_weight(
+            sample_weight, len(scores), scale_free=not self._smoothed(params)
+        )
         if weights is not None and not weights.all():
             # Rows of weight 0 are absent; they must not count in separation checks.
             kept = weights > 0

@@ -205,7 +205,7 @@ class EnsembleTemperatureScaling(Recalibrator):
         temperature = scaler.fit(X, y, sample_weight).temperature_
         logits = iv.check_logits(X, "X")
         labels = self._fit_labels(y, *logits.shape)
-        weights = iv.check_sample_weight(sample_weight, len(logits))
+        weights = iv.check_sample_weight(sample_weight, len(logits), scale_free=True)
         n_classes = logits.shape[1]
         scaled, plain = _label_log_probs(logits, labels, temperature)
         log_components = np.stack(

@@ -350,7 +350,7 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
         n_samples, n_classes = data.shape
         _check_num_classes(model, n_classes)
         labels = self._fit_labels(y, n_samples, n_classes)
-        weights = iv.check_sample_weight(sample_weight, n_samples)
+        weights = iv.check_sample_weight(sample_weight, n_samples, scale_free=True)
         features = _features(data, model.eps)
         nll = SoftmaxNLL(features, labels, weights, model.diagonal)
         return self._fit_nll(nll, model, RowCounts.of(features, labels, weights))

@@ -81,7 +81,7 @@ def _fit_inputs(
     name = type(estimator).__name__
     prob = iv.check_prob(X, name="X")
     labels = estimator._fit_labels(y, *prob.shape)
-    weights = iv.check_sample_weight(sample_weight, len(prob))
+    weights = iv.check_sample_weight(sample_weight, len(prob), scale_free=True)
     if weights is not None and not weights.all():
         keep = weights > 0
         prob, labels, weights = prob[keep], labels[keep], weights[keep]

@@ -557,7 +557,7 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
             )
         logits = self._fit_logits(X)
         labels = self._fit_labels(y, *logits.shape)
-        weights = iv.check_sample_weight(sample_weight, len(logits))
+        weights = iv.check_sample_weight(sample_weight, len(logits), scale_free=True)
         start = _warm_start(logits, labels, weights, low)
         objective = _TemperatureNLL(logits, labels, weights)
         temperature = _fit_temperature(objective, start, low, high)

@@ -1,0 +1,234 @@
+"""Hostile numbers at every entry point: masked arrays, weights at float64's extremes.
+
+The entry points are taken from the metric registry and the recalibrators' ``__all__``, so
+a new metric or recalibrator is checked without editing this file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import calibration_toolbox as ct
+from calibration_toolbox import CalibrationAccumulator, Scores, recalibration, stats
+from calibration_toolbox import _registry as registry
+
+RNG = np.random.default_rng(19)
+N = 120
+LOGITS = RNG.normal(size=(N, 3)) * 2
+PROB = np.exp(LOGITS) / np.exp(LOGITS).sum(axis=1, keepdims=True)
+LABELS = (RNG.random((N, 1)) > PROB.cumsum(axis=1)).sum(axis=1)  # drawn from PROB
+
+#: the options a metric needs beyond (prob, labels), and beyond them to take weights
+_REQUIRED = {"ToprCE": {"r": 1}}
+# SKCE takes weights with the biased estimator and a given bandwidth only
+_WEIGHTED = {"SKCE": {"estimator": "biased", "bandwidth": 0.5}}
+METRICS = [
+    pytest.param(getattr(ct, row.name), _REQUIRED.get(row.name, {}), id=row.name)
+    for row in registry.public()
+]
+WEIGHTED_METRICS = [
+    pytest.param(
+        getattr(ct, row.name),
+        {**_REQUIRED.get(row.name, {}), **_WEIGHTED.get(row.name, {})},
+        id=row.name,
+    )
+    for row in registry.public()
+]
+#: recalibrators fitted on probabilities; the others take logits
+_ON_PROBABILITIES = {
+    "BetaCalibration",
+    "DirichletCalibration",
+    "HistogramBinning",
+    "IsotonicCalibration",
+}
+RECALIBRATORS = [
+    pytest.param(getattr(recalibration, name), name in _ON_PROBABILITIES, id=name)
+    for name in recalibration.__all__
+    if isinstance(getattr(recalibration, name), type) and name != "Recalibrator"
+]
+MASKED = "is a masked array \\(numpy.ma\\), whose mask would be ignored"
+
+
+def masked(values: np.ndarray) -> np.ma.MaskedArray:
+    """``values`` with its first row masked."""
+    array = np.ma.masked_array(values, mask=np.zeros(np.shape(values), dtype=bool))
+    array.mask[0] = True
+    return array
+
+
+@pytest.mark.parametrize(("metric", "options"), METRICS)
+def test_every_metric_refuses_masked_predictions(metric, options):
+    with pytest.raises(TypeError, match=f"`prob` {MASKED}"):
+        metric(masked(PROB), LABELS, **options)
+
+
+@pytest.mark.parametrize(("metric", "options"), METRICS)
+def test_every_metric_refuses_masked_labels(metric, options):
+    with pytest.raises(TypeError, match=f"`labels` {MASKED}"):
+        metric(PROB, masked(LABELS), **options)
+
+
+@pytest.mark.parametrize(("metric", "options"), WEIGHTED_METRICS)
+def test_every_metric_refuses_masked_weights(metric, options):
+    with pytest.raises(TypeError, match=f"`sample_weight` {MASKED}"):
+        metric(PROB, LABELS, sample_weight=masked(np.ones(N)), **options)
+
+
+def test_scores_accumulator_and_stats_refuse_masked_arrays():
+    with pytest.raises(TypeError, match=f"`Scores` {MASKED}"):
+        ct.ECE(Scores(masked(PROB[:, 0])), LABELS == 0)
+    with pytest.raises(TypeError, match=f"`prob` {MASKED}"):
+        CalibrationAccumulator().update(masked(PROB), LABELS)
+    with pytest.raises(TypeError, match=f"`prob` {MASKED}"):
+        stats.bootstrap(ct.ECE, masked(PROB), LABELS, n_resamples=10, random_state=0)
+
+
+@pytest.mark.parametrize(("recalibrator", "on_probabilities"), RECALIBRATORS)
+def test_every_recalibrator_refuses_masked_arrays(recalibrator, on_probabilities):
+    X = PROB if on_probabilities else LOGITS
+    with pytest.raises(TypeError, match=f"`X` {MASKED}"):
+        recalibrator().fit(masked(X), LABELS)
+    with pytest.raises(TypeError, match=f"`y` {MASKED}"):
+        recalibrator().fit(X, masked(LABELS))
+    with pytest.raises(TypeError, match=f"`sample_weight` {MASKED}"):
+        recalibrator().fit(X, LABELS, sample_weight=masked(np.ones(N)))
+    fitted = recalibrator().fit(X, LABELS)
+    with pytest.raises(TypeError, match=f"`X` {MASKED}"):
+        fitted.predict_proba(masked(X))
+
+
+#: the measures that count weights as rows (their scale changes them): equal-mass edges,
+#: debiasing, the sweep's largest count, the table's weighted counts, Platt's targets
+COUNTED = {"TCE", "CWCE", "ACE", "TACE", "ECESweep", "calibration_table", "PlattScaling"}
+EXTREME_WEIGHTS = [1e308, 1e-310, 5e-324]
+
+
+def _value(result: object) -> np.ndarray:
+    """The numbers of a metric's result: a float, a table's error, a result's fields."""
+    if isinstance(result, float):
+        return np.array([result])
+    if isinstance(result, ct.CalibrationTable):
+        return np.array([result.calibration_error()])
+    if dataclasses.is_dataclass(result):  # brier_decomposition's parts
+        return np.array(dataclasses.astuple(result), dtype=float)
+    return np.array([result.value, result.n_bins], dtype=float)  # ECESweep's result
+
+
+@pytest.mark.parametrize("weight", EXTREME_WEIGHTS)
+@pytest.mark.parametrize(("metric", "options"), WEIGHTED_METRICS)
+def test_equal_extreme_weights_give_the_unweighted_value_or_a_clear_refusal(
+    metric, options, weight
+):
+    weights = np.full(N, weight)
+    given = weights.copy()
+    if metric.__name__ in COUNTED:
+        with pytest.raises(
+            ValueError, match=r"`sample_weight` (sums to more|holds only subnormal)"
+        ):
+            metric(PROB, LABELS, sample_weight=weights, **options)
+    else:
+        expected = _value(metric(PROB, LABELS, **options))
+        actual = _value(metric(PROB, LABELS, sample_weight=weights, **options))
+        np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(weights, given)  # never mutated
+
+
+@pytest.mark.parametrize(("metric", "options"), WEIGHTED_METRICS)
+def test_scaling_weights_by_a_power_of_two_is_exact(metric, options):
+    if metric.__name__ in COUNTED:
+        pytest.skip("the scale of the weights changes this measure")
+    weights = np.random.default_rng(3).random(N)
+    expected = _value(metric(PROB, LABELS, sample_weight=weights, **options))
+    for factor in (2.0**900, 2.0**-1000):
+        actual = _value(metric(PROB, LABELS, sample_weight=weights * factor, **options))
+        np.testing.assert_array_equal(actual, expected)
+
+
+@pytest.mark.parametrize("weight", EXTREME_WEIGHTS)
+@pytest.mark.parametrize(("recalibrator", "on_probabilities"), RECALIBRATORS)
+def test_recalibrators_fit_extreme_equal_weights_as_unit_weights(
+    recalibrator, on_probabilities, weight
+):
+    X = PROB if on_probabilities else LOGITS
+    weights = np.full(N, weight)
+    if recalibrator.__name__ in COUNTED:
+        with pytest.raises(
+            ValueError, match=r"`sample_weight` (sums to more|holds only subnormal)"
+        ):
+            recalibrator().fit(X, LABELS, sample_weight=weights)
+        return
+    expected = recalibrator().fit(X, LABELS, sample_weight=np.ones(N)).predict_proba(X)
+    actual = recalibrator().fit(X, LABELS, sample_weight=weights).predict_proba(X)
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-6)
+
+
+def test_counted_measures_still_take_weights_of_ordinary_scale():
+    # weights counted as rows are refused only where float64 cannot carry them
+    weights = np.full(N, 1e300)
+    assert np.isfinite(ct.ACE(PROB, LABELS, sample_weight=weights))
+    assert np.isfinite(ct.TCE(PROB, LABELS, sample_weight=np.full(N, 1e-300)))
+
+
+CONFIDENCE = PROB.max(axis=1)
+RESIDUALS = (PROB.argmax(axis=1) == LABELS) - CONFIDENCE  # correct - confidence
+
+
+@pytest.mark.parametrize("bandwidth", [1e300, 1e6])
+def test_smooth_ece_at_a_huge_bandwidth_is_the_absolute_mean_residual(bandwidth):
+    # the flat kernel's limit: the smoothed residual is its mean everywhere (was NaN at 1e300)
+    value = ct.SmoothECE(PROB, LABELS, bandwidth=bandwidth)
+    np.testing.assert_allclose(value, abs(RESIDUALS.mean()), rtol=1e-9)
+
+
+@pytest.mark.parametrize("bandwidth", [1e-300, 5e-324])
+def test_mmce_at_a_vanishing_bandwidth_is_its_limit(bandwidth):
+    # distinct confidences' kernel is 0 in float64: sqrt(sum d_i^2) / n (it raised "Maximum
+    # allowed size exceeded" at 1e-300 and OverflowError at 5e-324)
+    assert len(np.unique(CONFIDENCE)) == N
+    value = ct.MMCE(PROB, LABELS, bandwidth=bandwidth)
+    np.testing.assert_allclose(value, np.sqrt(np.sum(RESIDUALS**2)) / N, rtol=1e-12)
+
+
+def test_mmce_ties_pair_at_a_vanishing_bandwidth():
+    scores, targets = np.array([0.3, 0.3, 0.8]), np.array([1, 0, 1])
+    d = targets - scores
+    expected = np.sqrt(np.sum(d**2) + 2 * d[0] * d[1]) / 3  # the tied pair's kernel is 1
+    value = ct.MMCE(Scores(scores), targets, bandwidth=1e-300)
+    np.testing.assert_allclose(value, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("bandwidth", [1e-300, 5e-324])
+def test_skce_at_a_vanishing_bandwidth_keeps_only_the_diagonal(bandwidth):
+    # no overflow warning (5e-324 divided a distance to inf); distinct rows' kernel is 0
+    residuals = np.eye(3)[LABELS] - PROB
+    assert ct.SKCE(PROB, LABELS, bandwidth=bandwidth) == 0.0
+    biased = ct.SKCE(PROB, LABELS, bandwidth=bandwidth, estimator="biased")
+    np.testing.assert_allclose(biased, np.sum(residuals**2) / N**2, rtol=1e-12)
+
+
+def test_skce_at_a_huge_bandwidth_is_the_squared_mean_residual():
+    residuals = np.eye(3)[LABELS] - PROB
+    biased = ct.SKCE(PROB, LABELS, bandwidth=1e300, estimator="biased")
+    np.testing.assert_allclose(biased, np.sum(residuals.mean(axis=0) ** 2), rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("recalibrator", "options"),
+    [
+        (recalibration.PlattScaling, {"input": "probabilities"}),
+        (recalibration.BetaCalibration, {}),
+    ],
+)
+def test_binary_fits_take_float16_probabilities_at_float16_tolerance(recalibrator, options):
+    # float16 rows sum to 1 within 1e-2 (as every other entry point reads them); these two
+    # checked the widened float32 copy at float32's 1e-4 and refused them
+    half = PROB.astype(np.float16)
+    assert np.abs(half.astype(np.float64).sum(axis=1) - 1).max() > 1e-4
+    fitted = recalibrator(**options).fit(half, LABELS)
+    widened = half.astype(np.float64)
+    widened /= widened.sum(axis=1, keepdims=True)
+    expected = recalibrator(**options).fit(widened, LABELS).predict_proba(widened)
+    np.testing.assert_allclose(fitted.predict_proba(half), expected, rtol=0, atol=1e-3)
