@@ -94,3 +94,61 @@ def test_a_full_disk_names_the_target_and_leaves_nothing(folder, capsys, monkeyp
     line = _error_line(capsys, "apply", "m.json", "p.npz", "-o", "out.npz")
     assert line == "calibration-toolbox: error: cannot write out.npz: No space left on device."
     assert _left(folder) == ["first.npz", "m.json", "p.npz"]
+
+
+@pytest.fixture
+def model(folder, capsys):
+    """``m.json`` (fitted on ``v.npz``); ``p.npz`` as ``x.npy`` and ``y.npy``."""
+    data = np.load(folder / "p.npz")
+    np.save(folder / "x.npy", data["probs"])
+    np.save(folder / "y.npy", data["labels"])
+    rng = np.random.default_rng(8)
+    np.savez(folder / "v.npz", probs=rng.dirichlet(np.ones(3), 60), labels=np.arange(60) % 3)
+    assert main(["recalibrate", "--method", "temperature", "--fit", "v.npz", "--apply",
+                 "p.npz", "-o", "first.npz", "--save-model", "m.json"]) == 0  # fmt: skip
+    capsys.readouterr()
+    return {path.name: path.read_bytes() for path in folder.iterdir()}
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["apply", "m.json", "x.npy", "--labels", "y.npy", "-o", "x.npy"],
+         "argument -o/--output: the file name must end in .npz; got 'x.npy'"),
+        (["apply", "m.json", "x.npy", "-o", "m.json"],
+         "argument -o/--output: the file name must end in .npz; got 'm.json'"),
+        (["apply", "m.json", "x.npy", "-o", "out.csv"],
+         "argument -o/--output: the file name must end in .npz; got 'out.csv'"),
+        (["apply", "m.json", "p.npz", "-o", "./p.npz"],
+         "-o ./p.npz is the predictions file p.npz, an input of the command: writing it "
+         "would replace that file; name another file."),
+        (["recalibrate", "--method", "temperature", "--fit", "p.npz", "--apply", "x.npy",
+          "--labels", "y.npy", "-o", "p.npz"],
+         "-o p.npz is --fit p.npz, an input of the command: writing it would replace that "
+         "file; name another file."),
+        (["recalibrate", "--method", "temperature", "--fit", "p.npz", "--apply", "p.npz",
+          "-o", "o.npz", "--save-model", "m.npz"],
+         "argument --save-model: the file name must end in .json; got 'm.npz'"),
+        (["report", "x.npy", "--labels", "y.npy", "--html", "y.npy"],
+         "argument --html: the file name must end in .html, .htm; got 'y.npy'"),
+    ],
+    ids=["-o the input", "-o the model", "-o a .csv", "-o the input by another name",
+         "-o the fit file", "--save-model a .npz", "--html the labels"],
+)  # fmt: skip
+def test_an_output_that_is_an_input_or_of_another_format_is_refused(
+    folder, model, capsys, args, expected
+):
+    assert _error_line(capsys, *args) == f"calibration-toolbox: error: {expected}"
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == model
+
+
+@pytest.mark.skipif(not hasattr(os, "link"), reason="hard links")
+def test_an_output_that_is_an_input_through_a_link_is_refused(folder, model, capsys):
+    os.symlink("p.npz", "soft.npz")
+    os.link("p.npz", "hard.npz")
+    for link in ("soft.npz", "hard.npz"):
+        line = _error_line(capsys, "apply", "m.json", link, "-o", "p.npz")
+        assert line.startswith(
+            f"calibration-toolbox: error: -o p.npz is the predictions file {link},"
+        )
+    assert (folder / "p.npz").read_bytes() == model["p.npz"]
