@@ -5,14 +5,28 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from calibration_toolbox import TemperatureScaling
 from calibration_toolbox._atomic import OutputError, batch, write_atomically
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A writer killed (SIGKILL, as kill -9) in the middle of its file, its temporary half written.
+_KILLED_WRITER = """
+import os, signal, sys
+from calibration_toolbox._atomic import batch
+with batch() as outputs, outputs.open(sys.argv[1]) as handle:
+    handle.write(b'{"half": ')
+    handle.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
 
 
 def _model() -> TemperatureScaling:
@@ -78,3 +92,19 @@ def test_the_temporaries_a_killed_writer_left_are_removed_on_the_next_write(tmp_
     )
     write_atomically(tmp_path / "n.json", "{}")
     assert other_target.name not in os.listdir(tmp_path)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="kill -9")
+def test_a_writer_killed_mid_write_leaves_a_temporary_the_next_save_removes(tmp_path):
+    target = tmp_path / "m.json"
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_WRITER, str(target)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    (left,) = os.listdir(tmp_path)
+    assert left.startswith(".m.json.") and left.endswith(".tmp")
+    _model().save(target)
+    assert os.listdir(tmp_path) == ["m.json"]
