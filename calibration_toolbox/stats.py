@@ -182,6 +182,7 @@ class _MetricCalls:
         self.metric, self.prob, self.labels, self.options = metric, prob, labels, options
         self.n_rows = _n_rows(prob)
         self.weights = weights
+        self.weightless = 0  # weightings of total weight 0 so far: NaN for want of rows
 
     def _weights_of(self, draws: NDArray) -> NDArray:
         counts = np.bincount(draws, minlength=self.n_rows).astype(np.float64)
@@ -194,6 +195,7 @@ class _MetricCalls:
         values = []
         for weights in weightings:
             if not weights.sum() > 0:  # every drawn row has weight 0: no value
+                self.weightless += 1
                 values.append(np.nan)
                 continue
             value = self.metric(self.prob, self.labels, sample_weight=weights, **self.options)
@@ -219,6 +221,7 @@ class _TableSums:
             np.array_equal(cells.rows, np.arange(n_rows))
         )
         self.chunk = max(1, _TABLE_CHUNK_ELEMENTS // (2 * self.n_joint))
+        self.weightless = 0  # weightings of total weight 0 so far: NaN for want of rows
 
     def _sums_of_draws(self, draws: NDArray) -> tuple[NDArray, NDArray, float]:
         joint = self.cells.joint_cells[draws]
@@ -279,6 +282,7 @@ class _TableSums:
             debias=cells.debias,
         )
         totals = np.array([item[2] for item in chunk])
+        self.weightless += int(np.count_nonzero(~(totals > 0)))
         return np.where(totals > 0, values, np.nan)
 
 
@@ -536,17 +540,29 @@ def bootstrap(
     estimate, evaluator = _evaluator(metric, prob, labels, sample_weight, metric_options)
     n_rows, weights = evaluator.n_rows, evaluator.weights
     distribution = _read_only(evaluator.from_draws(_draws(rng, n_rows, n_resamples)))
+    weightless = evaluator.weightless
     jackknife = None
     if method == "BCa":
         jackknife = evaluator.from_weights(_jackknife_weightings(n_rows, weights, rng))
     interval = _interval(method, distribution, estimate, 1 - confidence_level, jackknife)
-    if np.isnan(distribution).any():
-        warn(
-            "some resamples drew only rows of weight 0 and have no value; the interval is "
-            "NaN. Use more rows with positive weight."
-        )
+    missing = int(np.count_nonzero(np.isnan(distribution)))
+    if missing:
+        warn(_no_value(missing - weightless, weightless, n_resamples))
     standard_error = float(np.std(distribution, ddof=1)) if n_resamples > 1 else np.nan
     return BootstrapResult(estimate, interval, standard_error, distribution, method)
+
+
+def _no_value(returned_nan: int, weightless: int, n_resamples: int) -> str:
+    """Why some resamples have no value: the metric returned NaN, or they had no weight."""
+    causes = []
+    if weightless:
+        causes.append(
+            f"{weightless} of {n_resamples} resamples drew only rows of weight 0 and have no "
+            "value (use more rows with positive weight)"
+        )
+    if returned_nan:
+        causes.append(f"the metric returned NaN on {returned_nan} of {n_resamples} resamples")
+    return f"{'; '.join(causes)}; the interval is NaN."
 
 
 # -- consistency resampling -------------------------------------------------------------------

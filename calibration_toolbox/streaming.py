@@ -308,8 +308,17 @@ class CalibrationAccumulator:
 
         Names of measures that cannot stream (their registry rows say why: ACE, TACE, TCE,
         CWCE, ToprCE, KSCE, KuiperCE, ECESweep, SmoothECE, MMCE, SKCE) raise ``ValueError``
-        saying why and what streams.
+        saying why and what streams; a name that is no ``str`` (a list of names) raises
+        ``TypeError``.
         """
+        if not isinstance(name, str):  # a list would be refused as unhashable, not as a name
+            raise InputTypeError(
+                "{name} must be a str, one of {available}; got {given!r}. Call {metric} once "
+                "per name, or {results} for all of them.",
+                argument="name",
+                available=", ".join(self._available()),
+                given=name,
+            )
         if name in _NOT_STREAMED:
             raise ValueError(
                 f"{name} cannot be computed from streamed sums: {_NOT_STREAMED[name]}. "

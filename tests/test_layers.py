@@ -29,7 +29,7 @@ SOURCE = Path(__file__).resolve().parents[1] / PACKAGE
 LAYERS = (
     # Leaves: facts that know no other module (block sizes and the scan, the input errors
     # and warnings, types, docstring pieces, the Scores wrapper, the key names of files,
-    # what a metric is).
+    # what a metric is, the one atomic writer).
     (
         "leaves",
         (
@@ -42,6 +42,7 @@ LAYERS = (
             "scores",
             "_columns",
             "_limits",
+            "_atomic",
         ),
     ),
     # Facts of one array-like value, over the leaves.

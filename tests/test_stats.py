@@ -219,6 +219,25 @@ def test_a_resample_of_weight_zero_rows_only_is_nan_with_a_warning():
     assert np.isnan(result.confidence_interval).all()
 
 
+def test_a_metric_that_returns_nan_is_blamed_not_the_rows_of_weight_zero():
+    def undefined(prob, labels, sample_weight=None):
+        return float("nan")  # a user's metric, undefined on these rows
+
+    prob, labels = np.array([0.2, 0.9, 0.6]), np.array([0, 1, 1])
+    with pytest.warns(UserWarning, match="weight") as caught:
+        bootstrap(ECE, Scores(prob[:2]), labels[:2], n_resamples=40, random_state=0,
+                  sample_weight=[1.0, 0.0])  # fmt: skip
+    assert "the metric returned NaN" not in str(caught[0].message)
+    with pytest.warns(UserWarning) as caught:
+        result = bootstrap(undefined, prob, labels, n_resamples=20, random_state=0,
+                           sample_weight=[1.0, 0.0, 1.0])  # fmt: skip
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "weight 0" not in message
+    assert message.startswith("the metric returned NaN on 20 of 20 resamples;")
+    assert np.isnan(result.confidence_interval).all()
+
+
 def coverage(metric, true_value, n_seeds, n_rows, **options):
     covered = 0
     for seed in range(n_seeds):

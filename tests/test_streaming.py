@@ -292,6 +292,13 @@ def test_merged_accumulators_equal_one_stream():
         parts[0].merge(calibration_table(prob, labels))
 
 
+@pytest.mark.parametrize("name", [["ECE"], ("ECE",), None, 1], ids=repr)
+def test_a_name_that_is_no_str_is_a_type_error_naming_the_argument(name):
+    accumulator = CalibrationAccumulator()
+    with pytest.raises(TypeError, match=r"`name` must be a str, one of ECE, .*; got "):
+        accumulator.metric(name)
+
+
 def test_what_does_not_stream_is_refused_with_what_does():
     _, prob, labels, _ = _problem(9, 30, 3)
     accumulator = CalibrationAccumulator().update(prob, labels)

@@ -2,7 +2,8 @@
 
 Every bad input is answered with one line on stderr, ``calibration-toolbox: error: ...``,
 and exit status 2, in the command line's words (``--prob-key``, ``--labels``, ``--logits``,
-``--bins``); each distinct warning with one line ``calibration-toolbox: warning: ...``.
+``--bins``); an interrupt (Ctrl-C) with one line and exit status 130, never a traceback;
+each distinct warning with one line ``calibration-toolbox: warning: ...``.
 Nothing is printed on stdout, and no file is written, unless the whole command succeeded.
 
 Modules: ``_parser`` (options and help), ``_metrics`` and ``_methods`` (the names of
@@ -16,9 +17,12 @@ of a report by what they concern) and ``_commands`` (the subcommands).
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import sys
 import warnings
+import zipfile
+import zlib
 from collections.abc import Iterator, Sequence
 
 from calibration_toolbox.cli._commands import COMMANDS
@@ -46,6 +50,17 @@ _FILE_OPTIONS = (
 # ImportError when matplotlib, needed by --plot, is missing).
 _FAILURES = (UsageError, ValueError, TypeError, OSError, ImportError, Warning)
 
+# What an input too large, too deep or too hard for the method raises below, which is no
+# ValueError: MemoryError (a size the input claims), RuntimeError (a fit that does not
+# converge; RecursionError, JSON nested too deeply; NotImplementedError, a zip member
+# compressed as zipfile cannot read), and the readers' own errors (a CSV cell over the csv
+# module's limit, a broken zip or deflate stream, a member cut short).
+_BEYOND_REACH = (MemoryError, RuntimeError, csv.Error, zipfile.BadZipFile, zlib.error, EOFError)
+
+# The exit status of a command stopped by SIGINT (Ctrl-C): 128 + the signal's number, as a
+# shell reports a process the signal ended.
+_INTERRUPTED = 130
+
 # Warnings addressed to whoever maintains the code, not to the user of the report.
 _NOT_ABOUT_THE_RUN = (
     ResourceWarning,
@@ -57,18 +72,38 @@ _NOT_ABOUT_THE_RUN = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``calibration-toolbox`` command; returns the exit status."""
-    command = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _run(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:  # an output half made is removed as the interrupt unwinds
+        print("calibration-toolbox: error: interrupted.", file=sys.stderr)
+        return _INTERRUPTED
+
+
+def _run(command: list[str]) -> int:
+    """The command: its output on stdout and exit status 0, or one line on stderr and 2."""
     messages: list[str] = []
     with _collect_warnings(messages):
         try:
             args = _parse(command)
             output = COMMANDS[args.command](args, command)
-        except _FAILURES as error:
-            print(f"calibration-toolbox: error: {in_cli_words(error)}", file=sys.stderr)
+        except (*_FAILURES, *_BEYOND_REACH) as error:
+            print(f"calibration-toolbox: error: {_error_line(error)}", file=sys.stderr)
             return 2
     for message in dict.fromkeys(messages):  # each distinct warning once, in order
         print(f"calibration-toolbox: warning: {message}", file=sys.stderr)
     return _print(output)
+
+
+def _error_line(error: BaseException) -> str:
+    """The error's one line; what ran out (memory, the depth of nesting) said first."""
+    line = in_cli_words(error)
+    if isinstance(error, MemoryError):
+        return (
+            f"out of memory, the input or the options ask for more than this machine has: {line}"
+        )
+    if isinstance(error, RecursionError):
+        return f"the input is nested too deeply to read: {line}"
+    return line
 
 
 def _print(output: str) -> int:

@@ -1,8 +1,9 @@
 """The three subcommands: ``report``, ``recalibrate`` and ``apply``.
 
-Each returns the text to print on stdout; every output file is written (atomically) before
-that text, and every option is checked before any work, so that a failure prints one line
-on stderr and leaves no file behind.
+Each returns the text to print on stdout; every output file of a command is written into one
+batch before that text, all renamed over their targets only once every one is complete, and
+every option is checked before any work, so that a failure prints one line on stderr and
+leaves no file behind.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import json
 from collections.abc import Sequence
 
 from calibration_toolbox import _registry as registry
+from calibration_toolbox._atomic import Batch, batch
 from calibration_toolbox._validation import check_predictions
 from calibration_toolbox.cli._document import InMemory, build_report
-from calibration_toolbox.cli._files import write_html, write_npz, write_plot
+from calibration_toolbox.cli._files import write_html, write_model, write_npz, write_plot
 from calibration_toolbox.cli._inputs import (
     Part,
     load_inputs,
@@ -69,13 +71,14 @@ def run_report(request: ReportRequest, command: Sequence[str]) -> str:
         result = build_report(_source(request, warned), command, warned)
     result.document["warnings"] = warned.file
     output = request.output
-    if output.plot is not None:
-        write_plot(output.plot, result)
-    if output.html is not None:
-        write_html(output.html, result)
-    if output.format == "json":
-        return json.dumps(result.document, indent=2, allow_nan=False)
-    return csv_text(result) if output.format == "csv" else table_text(result)
+    with batch() as outputs:  # the text too, before any file replaces its target
+        if output.plot is not None:
+            write_plot(outputs, output.plot, result)
+        if output.html is not None:
+            write_html(outputs, output.html, result)
+        if output.format == "json":
+            return json.dumps(result.document, indent=2, allow_nan=False)
+        return csv_text(result) if output.format == "csv" else table_text(result)
 
 
 def _read_to_calibrate(file: FileOptions) -> Part:
@@ -99,9 +102,11 @@ def _check_unnamed_labels(part: Part, n_classes: int, path: str) -> None:
 
 
 def _calibrate(
-    model, method: Method, part: Part, file: FileOptions, output: str, done: str
+    model, method: Method, part: Part, file: FileOptions, output: str, done: str, outputs: Batch
 ) -> list[str]:
     """Apply ``model`` to ``part`` (of ``file``), write ``output``, and say what was done.
+
+    ``output`` is written into ``outputs``, the command's batch of files.
 
     ``done``: what the model did with the converted predictions (``"fitted and applied
     on"``, ``"applied to"``).
@@ -123,7 +128,7 @@ def _calibrate(
             else:
                 before = metric(part.checked, None)
             lines.append(f"{name} of {path}: {before:.5f} before, {metric(after, None):.5f} after")
-    write_npz(output, **arrays)
+    write_npz(outputs, output, **arrays)
     what = "prob and labels" if part.labels is not None else "prob"
     lines.append(f"wrote {output}: {what}, {calibrated.shape[0]:,} x {calibrated.shape[1]}")
     return lines
@@ -144,14 +149,21 @@ def run_recalibrate(request: RecalibrateRequest) -> str:
     _check_unnamed_labels(to_calibrate, n_classes, request.apply.path)
     model = fitted(method, fit.predictions, fit.labels, request.fit.logits)
     lines = [f"{method.title} fitted on {path} ({len(fit.labels):,} rows){_fitted_numbers(model)}"]
-    lines += _calibrate(
-        model, method, to_calibrate, request.apply, request.output, "fitted and applied on"
-    )
-    if request.save_model is not None:
-        model.save(request.save_model)
-        lines.append(
-            f"saved the model to {request.save_model} (calibration-toolbox apply reads it)"
+    with batch() as outputs:
+        lines += _calibrate(
+            model,
+            method,
+            to_calibrate,
+            request.apply,
+            request.output,
+            "fitted and applied on",
+            outputs,
         )
+        if request.save_model is not None:
+            write_model(outputs, request.save_model, model)
+            lines.append(
+                f"saved the model to {request.save_model} (calibration-toolbox apply reads it)"
+            )
     return "\n".join(lines)
 
 
@@ -162,9 +174,10 @@ def run_apply(request: ApplyRequest) -> str:
     to_calibrate = _read_to_calibrate(request.file)
     _check_unnamed_labels(to_calibrate, len(model.classes_), request.file.path)
     lines = [f"{method.title} read from {request.model}{_fitted_numbers(model)}"]
-    calibrated = _calibrate(
-        model, method, to_calibrate, request.file, request.output, "applied to"
-    )
+    with batch() as outputs:
+        calibrated = _calibrate(
+            model, method, to_calibrate, request.file, request.output, "applied to", outputs
+        )
     return "\n".join(lines + calibrated)
 
 

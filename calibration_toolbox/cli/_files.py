@@ -1,51 +1,36 @@
-"""The files the command line writes (figures, HTML page, .npz), each atomically.
+"""The files the command line writes (figures, HTML page, .npz, the model), as one batch.
 
-A file is written to a temporary file in the target's folder and renamed over the target
-(``os.replace``) once complete, so that the target is either absent, the old file, or the
-whole new one; the temporary file is removed on any failure.
+Each is written into the command's :class:`~calibration_toolbox._atomic.Batch`: to a
+temporary file beside its target, all renamed over their targets only once every one is
+complete (``calibration_toolbox._atomic``), so that a failure leaves no output at all.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import stat
-import tempfile
-from collections.abc import Iterator
 
 import numpy as np
 
+from calibration_toolbox._atomic import Batch
 from calibration_toolbox.cli._document import Report
 from calibration_toolbox.cli._parser import UsageError
+from calibration_toolbox.recalibration import Recalibrator
 
-__all__ = ["write_html", "write_npz", "write_plot"]
-
-
-@contextlib.contextmanager
-def _atomic(path: str) -> Iterator[object]:
-    """A binary file handle whose content replaces ``path`` only when the block succeeds."""
-    folder, base = os.path.split(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{base}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            yield handle
-        # mkstemp makes the file 0600; a report is as readable as `open(path, "w")` makes it.
-        mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else 0o644
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+__all__ = ["write_html", "write_model", "write_npz", "write_plot"]
 
 
-def write_npz(path: str, **arrays: np.ndarray) -> None:
-    """``np.savez(path, **arrays)``, atomically (``path`` used as given, no suffix added)."""
-    with _atomic(path) as handle:
+def write_npz(outputs: Batch, path: str, **arrays: np.ndarray) -> None:
+    """``np.savez(path, **arrays)`` into ``outputs`` (``path`` used as given, no suffix added)."""
+    with outputs.open(path) as handle:
         np.savez(handle, **arrays)
 
 
-def write_plot(path: str, report: Report) -> None:
+def write_model(outputs: Batch, path: str, model: Recalibrator) -> None:
+    """The fitted ``model`` as ``save`` writes it (its JSON, checked), into ``outputs``."""
+    outputs.write(path, model._saved_text())
+
+
+def write_plot(outputs: Batch, path: str, report: Report) -> None:
     """The reliability diagrams of every method on one figure (matplotlib, lazily)."""
     from calibration_toolbox.plot import ReliabilityDiagram
 
@@ -60,7 +45,7 @@ def write_plot(path: str, report: Report) -> None:
     figure = diagram.figure_
     figure.suptitle(report.document["file"], fontsize="small")
     try:
-        with _atomic(path) as handle:
+        with outputs.open(path) as handle:
             figure.savefig(handle, format=os.path.splitext(path)[1][1:].lower())
     finally:
         figure.clf()
@@ -87,8 +72,6 @@ def html_page(report: Report) -> str:
     return render_report(report.document, report.tables, report.class_tables)
 
 
-def write_html(path: str, report: Report) -> None:
-    """The HTML page of the report, written atomically."""
-    page = html_page(report)
-    with _atomic(path) as handle:
-        handle.write(page.encode("utf-8"))
+def write_html(outputs: Batch, path: str, report: Report) -> None:
+    """The HTML page of the report, into ``outputs``."""
+    outputs.write(path, html_page(report))

@@ -33,6 +33,7 @@ __all__ = [
     "ReportOptions",
     "ReportRequest",
     "apply_request",
+    "check_apart",
     "check_output",
     "input_kind",
     "recalibrate_request",
@@ -192,6 +193,35 @@ def check_output(path: str | None, option: str) -> None:
         raise UsageError(f"{option} {path} is a folder; give a file name.")
 
 
+def _same_file(first: str, second: str) -> bool:
+    """Whether two names are one file (one path, or through a link, or two hard links)."""
+    if os.path.realpath(first) == os.path.realpath(second):
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one of them does not exist (yet): not the same file
+        return False
+
+
+def check_apart(outputs: dict[str, str | None], inputs: dict[str, str | None]) -> None:
+    """Refuse, before any work, an output that is one of the inputs or another output.
+
+    ``outputs`` and ``inputs`` map an option (``-o``, ``FILE``) to the file it names, if any.
+    """
+    named = {option: path for option, path in inputs.items() if path is not None}
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        for other, given in named.items():
+            if _same_file(path, given):
+                what = "an output" if other in outputs else "an input"
+                raise UsageError(
+                    f"{option} {path} is {other} {given}, {what} of the command: writing it "
+                    "would replace that file; name another file."
+                )
+        named[option] = path
+
+
 def _file_options(args: argparse.Namespace, path: str | None) -> FileOptions:
     return FileOptions(
         path=path,
@@ -299,6 +329,14 @@ def report_request(args: argparse.Namespace) -> ReportRequest:
     fit = _fit_options(args)
     check_output(args.plot, "--plot")
     check_output(args.html, "--html")
+    check_apart(
+        {"--plot": args.plot, "--html": args.html},
+        {
+            "the predictions file": args.path,
+            "--labels": args.labels,
+            "--classes-file": args.classes_file,
+        },
+    )
     report = ReportOptions(
         bins=args.bins,
         metrics=_metrics(args),
@@ -323,6 +361,15 @@ def recalibrate_request(args: argparse.Namespace) -> RecalibrateRequest:
     """The records of ``recalibrate``: the fit file, the file to calibrate, the outputs."""
     check_output(args.output, "-o")
     check_output(args.save_model, "--save-model")
+    check_apart(
+        {"-o": args.output, "--save-model": args.save_model},
+        {
+            "--fit": args.fit,
+            "--apply": args.apply,
+            "--labels": args.labels,
+            "--classes-file": args.classes_file,
+        },
+    )
     if Path(args.fit).suffix.lower() == ".npy":
         raise UsageError("--fit needs the labels in the same file: a .npz or a .csv.")
     _check_fit_keys(args, args.fit, "--fit")
@@ -342,4 +389,13 @@ def recalibrate_request(args: argparse.Namespace) -> RecalibrateRequest:
 def apply_request(args: argparse.Namespace) -> ApplyRequest:
     """The records of ``apply``: the model, the file to calibrate and the output."""
     check_output(args.output, "-o")
+    check_apart(
+        {"-o": args.output},
+        {
+            "the model": args.model,
+            "the predictions file": args.path,
+            "--labels": args.labels,
+            "--classes-file": args.classes_file,
+        },
+    )
     return ApplyRequest(model=args.model, file=_file_options(args, args.path), output=args.output)

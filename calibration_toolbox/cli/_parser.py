@@ -58,12 +58,24 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _figure_path(text: str) -> str:
-    if os.path.splitext(text)[1].lower() not in FIGURE_FORMATS:
-        raise argparse.ArgumentTypeError(
-            f"the file name must end in {', '.join(FIGURE_FORMATS)}; got {text!r}"
-        )
-    return text
+def _suffixed(*suffixes: str):
+    """The type of an output option: a file name ending in one of ``suffixes`` (any case).
+
+    The suffix names the format written; any other name is refused, never written as a
+    file of another format.
+    """
+
+    def checked(text: str) -> str:
+        if os.path.splitext(text)[1].lower() not in suffixes:
+            raise argparse.ArgumentTypeError(
+                f"the file name must end in {', '.join(suffixes)}; got {text!r}"
+            )
+        return text
+
+    return checked
+
+
+_figure_path = _suffixed(*FIGURE_FORMATS)
 
 
 # What a report read in blocks gives, and the first few it leaves out (the registry's).
@@ -301,7 +313,12 @@ def _add_report(commands) -> None:
     report.add_argument(
         "--plot", type=_figure_path, metavar="FILE", help="write the diagrams (.png/.svg/.pdf)"
     )
-    report.add_argument("--html", metavar="FILE", help="write the report as an HTML page")
+    report.add_argument(
+        "--html",
+        type=_suffixed(".html", ".htm"),
+        metavar="FILE",
+        help="write the report as an HTML page",
+    )
     reading = report.add_mutually_exclusive_group()
     reading.add_argument(
         "--stream", action="store_true", help="read FILE in blocks (default above 128 MiB)"
@@ -330,9 +347,16 @@ def _add_recalibrate(commands) -> None:
     _add_fit_keys(command, "--fit FILE")
     command.add_argument("--apply", required=True, metavar="FILE", help="predictions to calibrate")
     command.add_argument(
-        "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (and labels)"
+        "-o",
+        "--output",
+        required=True,
+        type=_suffixed(".npz"),
+        metavar="OUT",
+        help="output .npz: prob (and labels)",
     )
-    command.add_argument("--save-model", metavar="JSON", help="also save the fitted model")
+    command.add_argument(
+        "--save-model", type=_suffixed(".json"), metavar="JSON", help="also save the fitted model"
+    )
     _add_loading_options(command, "labels file of a .npy given to --apply")
     command.set_defaults(scores=False, renormalize=False)
 
@@ -364,7 +388,12 @@ def _add_apply(commands) -> None:
         "path", help="predictions to calibrate (.npz, .npy, .csv, ...); no labels needed"
     )
     command.add_argument(
-        "-o", "--output", required=True, metavar="OUT", help="output .npz: prob (labels if read)"
+        "-o",
+        "--output",
+        required=True,
+        type=_suffixed(".npz"),
+        metavar="OUT",
+        help="output .npz: prob (labels if read)",
     )
     _add_loading_options(command, "labels file for a .npy of predictions (optional)")
     command.set_defaults(scores=False, renormalize=False)

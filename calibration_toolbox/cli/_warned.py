@@ -16,6 +16,7 @@ import contextlib
 import warnings
 from collections.abc import Iterator
 
+from calibration_toolbox._atomic import OutputError
 from calibration_toolbox._errors import Word, Words, structured_text
 
 __all__ = ["CLI_WORDS", "Warned", "in_cli_words"]
@@ -62,6 +63,8 @@ def in_cli_words(caught: BaseException | str) -> str:
     text = None if isinstance(caught, str) else structured_text(caught)
     if text is not None:
         line = text.render(CLI_WORDS)
+    elif isinstance(caught, OutputError):
+        line = f"cannot write {caught.filename}: {caught.strerror}."
     elif isinstance(caught, OSError) and caught.strerror and caught.filename:
         line = f"cannot read {caught.filename}: {caught.strerror}."
     else:

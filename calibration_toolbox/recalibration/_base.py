@@ -32,8 +32,6 @@ import json
 import math
 import os
 import re
-import secrets
-import stat
 from typing import Any, Callable, ClassVar, NamedTuple, TypeVar, Union
 
 import numpy as np
@@ -41,6 +39,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import softmax
 
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._atomic import write_atomically
 from calibration_toolbox._errors import InputError, Name, Text, as_value_error, within
 from calibration_toolbox._limits import MAX_CLASSES
 from calibration_toolbox._rows import row_blocks
@@ -680,9 +679,13 @@ class Recalibrator:
         estimator, a state ``load`` would refuse or a failed write (a full disk) leaves an
         existing file as it was, and no temporary file behind.
         """
+        write_atomically(path, self._saved_text())
+
+    def _saved_text(self) -> str:
+        """The JSON text :meth:`save` writes, checked as :meth:`load` would check it."""
         description = self.to_dict()
         type(self).from_dict(description)  # never write a file that `load` refuses
-        _write_atomically(path, json.dumps(description, allow_nan=False))
+        return json.dumps(description, allow_nan=False)
 
     @classmethod
     def load(cls: type[RecalibratorT], path: Union[str, os.PathLike]) -> RecalibratorT:
@@ -747,35 +750,6 @@ def _init_arguments(target: type[Recalibrator], params: object) -> dict[str, Any
         else value
         for name, value in params.items()
     }
-
-
-def _write_atomically(path: Union[str, os.PathLike], text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
-    target = os.path.realpath(path)  # through a symbolic link, to the file it names
-    folder, base = os.path.split(target)
-    temporary = os.path.join(folder, f".{base}.{secrets.token_hex(8)}.tmp")
-    # O_EXCL: never an existing file; mode 0o666 lets the umask apply, as open(path, "w") does.
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode))  # keep the old mode
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    # The rename itself reaches the disk once the folder is synced (POSIX; elsewhere a
-    # folder cannot be opened, and the rename is as durable as the system makes it).
-    with contextlib.suppress(OSError):
-        folder_descriptor = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(folder_descriptor)
-        finally:
-            os.close(folder_descriptor)
 
 
 def normalised_probs(columns: NDArray) -> NDArray:
