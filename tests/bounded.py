@@ -15,7 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-__all__ = ["MEMORY_LIMIT", "run_bounded"]
+__all__ = ["MEMORY_LIMIT", "bounded_child", "run_bounded"]
 
 #: Address space of the child: enough to import NumPy and SciPy and to run a small input
 #: (about 400 MiB of it is mapped by the imports), far below what a hostile size asks for.
@@ -24,23 +24,39 @@ MEMORY_LIMIT = 1536 * 2**20
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _limit_memory() -> None:  # runs in the child, before it starts Python
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+def _limit_memory(limit: int):
+    def limit_memory() -> None:  # runs in the child, before it starts Python
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return limit_memory
+
+
+def bounded_child(
+    code: str,
+    *args: str,
+    cwd: Path = ROOT,
+    timeout: float = 120.0,
+    memory: int = MEMORY_LIMIT,
+) -> subprocess.CompletedProcess:
+    """Run ``code`` with ``args`` (its ``sys.argv[1:]``) in a bounded child, in ``cwd``."""
+    environment = dict(
+        os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env=environment,
+        preexec_fn=_limit_memory(memory),
+        check=False,
+    )
 
 
 def run_bounded(code: str, timeout: float = 120.0) -> str:
     """Run ``code`` in a bounded child; return its stdout (its stderr too if it failed)."""
-    environment = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-        env=environment,
-        preexec_fn=_limit_memory,
-        check=False,
-    )
+    result = bounded_child(code, timeout=timeout)
     if result.returncode != 0:
         return result.stdout + result.stderr
     return result.stdout

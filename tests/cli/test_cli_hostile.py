@@ -7,29 +7,25 @@ made here, in the test's folder.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-resource = pytest.importorskip("resource")  # POSIX: the memory limit of the child
+from tests.bounded import bounded_child
 
-ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("resource")  # POSIX: the memory limit of the child
 
 # Enough for NumPy, SciPy and a small input; far below what the crafted inputs claim.
 MEMORY_LIMIT = 2 * 1024**3
 
-# The child: the limit set, then the command line's `main` on its arguments. With
-# `interrupt`, the command itself is replaced by one that sends SIGINT to its own process,
-# as Ctrl-C does in the middle of a run.
+# The child: the command line's `main` on its arguments. With `interrupt`, the command
+# itself is replaced by one that sends SIGINT to its own process, as Ctrl-C does in the
+# middle of a run.
 _CHILD = """
-import os, resource, signal, sys, time
-limit = int(sys.argv[1])
-resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+import os, signal, sys, time
 from calibration_toolbox.cli import main
 from calibration_toolbox.cli._commands import COMMANDS
 
@@ -37,23 +33,15 @@ def interrupted(args, command):
     os.kill(os.getpid(), signal.SIGINT)
     time.sleep(600)
 
-if sys.argv[2] == "interrupt":
+if sys.argv[1] == "interrupt":
     COMMANDS["report"] = interrupted
-sys.exit(main(sys.argv[3:]))
+sys.exit(main(sys.argv[2:]))
 """
 
 
 def _run(folder: Path, *args: str, mode: str = "run") -> subprocess.CompletedProcess:
     """``main(args)`` in a child process under :data:`MEMORY_LIMIT`, in ``folder``."""
-    return subprocess.run(
-        [sys.executable, "-c", _CHILD, str(MEMORY_LIMIT), mode, *args],
-        capture_output=True,
-        text=True,
-        cwd=folder,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"},
-        timeout=240,
-        check=False,
-    )
+    return bounded_child(_CHILD, mode, *args, cwd=folder, timeout=240, memory=MEMORY_LIMIT)
 
 
 def _error_line(run: subprocess.CompletedProcess, status: int = 2) -> str:
