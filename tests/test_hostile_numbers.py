@@ -104,6 +104,7 @@ def test_every_recalibrator_refuses_masked_arrays(recalibrator, on_probabilities
 #: debiasing, the sweep's largest count, the table's weighted counts, Platt's targets
 COUNTED = {"TCE", "CWCE", "ACE", "TACE", "ECESweep", "calibration_table", "PlattScaling"}
 EXTREME_WEIGHTS = [1e308, 1e-310, 5e-324]
+SCALE_FREE = [case for case in WEIGHTED_METRICS if case.values[0].__name__ not in COUNTED]
 
 
 def _value(result: object) -> np.ndarray:
@@ -136,10 +137,8 @@ def test_equal_extreme_weights_give_the_unweighted_value_or_a_clear_refusal(
     np.testing.assert_array_equal(weights, given)  # never mutated
 
 
-@pytest.mark.parametrize(("metric", "options"), WEIGHTED_METRICS)
+@pytest.mark.parametrize(("metric", "options"), SCALE_FREE)
 def test_scaling_weights_by_a_power_of_two_is_exact(metric, options):
-    if metric.__name__ in COUNTED:
-        pytest.skip("the scale of the weights changes this measure")
     weights = np.random.default_rng(3).random(N)
     expected = _value(metric(PROB, LABELS, sample_weight=weights, **options))
     for factor in (2.0**900, 2.0**-1000):
