@@ -778,6 +778,7 @@ def _first_line(handle, path: Path) -> tuple[str, int]:
 
 
 def _read_parquet(options: _Options) -> tuple[NDArray, NDArray, str]:
+    _check_file(options.path)
     predictions, labels, column = _parquet.read(options.path, options)
     return predictions, labels, f"column {column!r} of {options.path}"
 
@@ -925,6 +926,7 @@ def _csv_blocks(options: _Options, block_rows: int):
 
 
 def _parquet_blocks(options: _Options, block_rows: int):
+    _check_file(options.path)
     for predictions, labels, column in _parquet.blocks(options.path, options, block_rows):
         yield predictions, labels, f"column {column!r} of {options.path}"
 

@@ -143,13 +143,15 @@ FIFO_CALLS = {
     ".npy streamed": "lambda: list(io.iter_predictions('fifo.npy', labels_path='labels.npy'))",
     ".csv": "lambda: io.load_predictions('fifo.csv')",
     ".jsonl": "lambda: list(io.iter_predictions('fifo.jsonl'))",
+    ".parquet": "lambda: io.load_predictions('fifo.parquet')",
+    ".parquet streamed": "lambda: list(io.iter_predictions('fifo.parquet'))",
 }
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
 @pytest.mark.parametrize("case", FIFO_CALLS)
 def test_a_fifo_is_refused_before_it_is_opened(case, tmp_path):
-    for suffix in (".npz", ".npy", ".csv", ".jsonl"):
+    for suffix in (".npz", ".npy", ".csv", ".jsonl", ".parquet"):
         os.mkfifo(tmp_path / f"fifo{suffix}")
     np.save(tmp_path / "prob.npy", np.array([[0.7, 0.3], [0.4, 0.6]]))
     np.save(tmp_path / "labels.npy", np.array([0, 1]))
