@@ -445,6 +445,28 @@ _COLUMN_OPTIONS = ("prob_column", "labels_column", "pred_column", "scores", "opt
 """Those that choose the columns (or fields) of a ``.parquet`` or a ``.jsonl``."""
 
 
+def read_size(path: str | os.PathLike) -> int:
+    """The bytes the arrays of ``path`` take once read: what decides whether to stream it.
+
+    A ``.npz`` is its members' declared inflated sizes (a 14 MB archive may inflate to
+    3 GiB; a member claiming more than :data:`~calibration_toolbox._limits.MAX_INFLATION`
+    times its stored size is refused when read), any other file its size on disk.  What is
+    not a readable regular file or zip archive is its size on disk (0 if missing): its
+    reader refuses it in words.
+    """
+    try:
+        status = os.stat(path)
+    except OSError:
+        return 0
+    if not stat.S_ISREG(status.st_mode) or Path(path).suffix.lower() != ".npz":
+        return status.st_size
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return max(sum(info.file_size for info in archive.infolist()), status.st_size)
+    except (OSError, zipfile.BadZipFile):
+        return status.st_size
+
+
 def _check_labels_path(kind: str, path: Path, labels_path, optional: bool) -> None:
     if kind == ".npy" and labels_path is None and not optional:
         raise InputError(

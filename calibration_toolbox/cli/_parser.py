@@ -197,7 +197,8 @@ _REPORT_HELP = "\n".join(
         "",
         "large files:",
         _fill(
-            "a FILE above 128 MiB (or any FILE with --stream) is read in blocks of "
+            "a FILE whose arrays take more than 128 MiB (a .npz: inflated; or any FILE with "
+            "--stream) is read in blocks of "
             "--block-rows rows, one pass, in memory bounded by a block: every metric the "
             f"per-bin sums determine ({_STREAMED}, --per-class) equals the whole file's; the "
             f"others ({_NOT_STREAMED}, ..., --ci) are left out with a warning; --in-memory "

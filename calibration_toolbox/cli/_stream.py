@@ -1,7 +1,8 @@
 """The report of a file read in blocks: in memory bounded by a block and the tables.
 
-A file is read in blocks with ``--stream``, or when it is larger than :data:`STREAM_BYTES`
-on disk, unless ``--in-memory`` is given.  The blocks come from
+A file is read in blocks with ``--stream``, or when its arrays take more than
+:data:`STREAM_BYTES` once read (a ``.npz``: its members' inflated sizes; any other file: its
+size on disk), unless ``--in-memory`` is given.  The blocks come from
 :class:`~calibration_toolbox.cli._blocks.FileBlocks`; the first pass checks each with the
 call that checks a whole file (its row numbers made the file's).  ``--method`` without
 ``--fit-on`` first fits on the file's seeded share (passes over the file, see
@@ -14,7 +15,6 @@ at once and are left out, with one warning that names them.
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 import numpy as np
@@ -45,13 +45,13 @@ from calibration_toolbox.cli._inputs import (
 from calibration_toolbox.cli._methods import Method, fitted, method_input, parameters
 from calibration_toolbox.cli._options import ReportOptions, ReportRequest
 from calibration_toolbox.cli._warned import Warned
-from calibration_toolbox.io import DEFAULT_BLOCK_ROWS
+from calibration_toolbox.io import DEFAULT_BLOCK_ROWS, read_size
 from calibration_toolbox.scores import Scores
 
 __all__ = ["STREAM_BYTES", "InBlocks", "streams"]
 
 STREAM_BYTES = 2**27
-"""Files larger than this on disk (128 MiB) are read in blocks by default.
+"""Files whose arrays take more than this once read (128 MiB) are read in blocks by default.
 
 Read whole, a report holds several float64 copies of the predictions: about 7 times the
 file (5.5 GB for an 800 MB ``.npy`` of 20,000,000 x 10 float32).
@@ -59,23 +59,18 @@ file (5.5 GB for an 800 MB ``.npy`` of 20,000,000 x 10 float32).
 
 
 def streams(request: ReportRequest) -> bool:
-    """Whether ``report`` reads FILE in blocks: ``--stream``, or a file above 128 MiB."""
+    """Whether ``report`` reads FILE in blocks: ``--stream``, or arrays above 128 MiB."""
     path = request.file.path
     if path is None or request.in_memory:
         return False
-    if request.stream:
-        return True
-    try:
-        return os.path.getsize(path) > STREAM_BYTES
-    except OSError:  # a missing file: the reader says so in its words
-        return False
+    return request.stream or read_size(path) > STREAM_BYTES
 
 
 def _why(request: ReportRequest) -> str:
     if request.stream:
         return "--stream"
-    size = os.path.getsize(request.file.path) / 2**20
-    return f"{size:,.0f} MiB, above {STREAM_BYTES // 2**20} MiB"
+    size = read_size(request.file.path) / 2**20
+    return f"{size:,.0f} MiB of arrays, above {STREAM_BYTES // 2**20} MiB"
 
 
 def _left_out(options: ReportOptions) -> list[str]:

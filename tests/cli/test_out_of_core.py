@@ -401,3 +401,16 @@ def test_reading_a_npy_in_blocks_does_not_keep_its_pages(tmp_path):
         total += float(block[:, 0].sum())
     assert total == pytest.approx(0.1 * rows, rel=1e-3)
     assert _resident_mb() - before < 16
+
+
+@pytest.mark.filterwarnings("default")
+def test_a_small_npz_that_inflates_past_the_limit_is_read_in_blocks(capsys, monkeypatch, tmp_path):
+    # 16 MB of arrays compressed into about 16 KB: the decision reads the members' declared
+    # sizes, not the size on disk (a 14 MB archive inflating to 3 GiB was read whole)
+    path = tmp_path / "small.npz"
+    np.savez_compressed(path, probs=np.full(1_000_000, 0.25), labels=np.zeros(1_000_000, int))
+    assert path.stat().st_size < 2**16
+    monkeypatch.setattr("calibration_toolbox.cli._stream.STREAM_BYTES", 2**23)
+    streamed, err = _json(capsys, path)
+    assert streamed["blocks"]["passes"] == 1
+    assert "is read in blocks (15 MiB of arrays, above 8 MiB): ACE, TACE need" in err
