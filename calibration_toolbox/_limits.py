@@ -8,7 +8,7 @@ limits are far above any real use, and far below what would exhaust a machine's 
 
 from __future__ import annotations
 
-__all__ = ["MAX_BINS", "MAX_CLASSES", "MAX_INFLATION", "MAX_NPY_HEADER"]
+__all__ = ["MAX_BINS", "MAX_CLASSES", "MAX_INFLATION", "MAX_NPY_HEADER", "MAX_TABLE_CELLS"]
 
 #: Largest number of bins of a binned measure, table or recalibrator (``bins=``).  A
 #: per-(class, bin) table holds a few float64 sums per bin and per class: a million bins
@@ -16,6 +16,13 @@ __all__ = ["MAX_BINS", "MAX_CLASSES", "MAX_INFLATION", "MAX_NPY_HEADER"]
 #: a single prediction.  Measures are read at 10 to 20 bins; even a million rows leave
 #: about one row per bin at this limit.
 MAX_BINS = 1_000_000
+
+#: Largest number of cells of a per-(class, bin) table: score sets times bins.  Each cell
+#: holds a few float64 sums (about 24 bytes), so 2**24 cells are about 400 MiB.  A class-wise
+#: measure on 1,000 classes with a million bins asked for 24 GiB from an input of 8 KB (one
+#: row); the largest label sets (ImageNet-21k: 21,841 classes) at 100 bins are 2.2 million
+#: cells, and a million classes at the default 15 bins are still within.
+MAX_TABLE_CELLS = 2**24
 
 #: Largest number of classes a saved recalibrator may claim (``n_classes_``).  A model's
 #: ``classes_`` is ``np.arange(n_classes_)``, 8 MiB at this limit; ``10**15`` would ask for

@@ -40,7 +40,7 @@ from scipy.special import expit, softmax
 
 from calibration_toolbox._arrays import as_numpy, as_real_array
 from calibration_toolbox._errors import InputError, InputTypeError, Text, within
-from calibration_toolbox._limits import MAX_BINS
+from calibration_toolbox._limits import MAX_BINS, MAX_TABLE_CELLS
 from calibration_toolbox._rows import RowSummary, row_blocks, scan_rows
 from calibration_toolbox._typing import Function
 from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, warn
@@ -65,6 +65,7 @@ __all__ = [
     "check_predictions",
     "check_prob",
     "check_sample_weight",
+    "check_table_cells",
     "check_top_k",
     "checks_after_values",
     "choice",
@@ -1248,6 +1249,25 @@ def _check_bin_count(n_bins: int, given: str) -> None:
             argument="bins",
             limit=MAX_BINS,
             value=given,
+        )
+
+
+def check_table_cells(n_sets: int, n_bins: int) -> None:
+    """Refuse a table of more cells than :data:`~calibration_toolbox._limits.MAX_TABLE_CELLS`.
+
+    ``n_sets`` score sets (one per class of a class-wise measure, or one) of ``n_bins``
+    bins each: checked before the table is allocated, naming ``bins``.
+    """
+    if n_sets * n_bins > MAX_TABLE_CELLS:
+        raise InputError(
+            "{bins} times the score sets must be at most {limit:,} table cells (about 400 "
+            "MiB of sums); got {n_bins:,} bins for each of {n_sets:,} classes, "
+            "{cells:,} cells: use fewer bins.",
+            argument="bins",
+            limit=MAX_TABLE_CELLS,
+            n_bins=n_bins,
+            n_sets=n_sets,
+            cells=n_sets * n_bins,
         )
 
 

@@ -18,7 +18,7 @@ import pytest
 
 import calibration_toolbox as ct
 from calibration_toolbox import io
-from calibration_toolbox._limits import MAX_BINS, MAX_CLASSES
+from calibration_toolbox._limits import MAX_BINS, MAX_CLASSES, MAX_TABLE_CELLS
 from tests.bounded import run_bounded
 
 # Every snippet starts with these: a small input, and `refused` (pytest.raises in the child).
@@ -76,9 +76,44 @@ def test_the_limit_of_bins_is_itself_accepted():
     assert run_bounded(snippet) == "True\n"
 
 
+# One row of 1,000 classes (8 KB) with a million bins: 10**9 cells, 24 GiB of sums.
+WIDE = "np.full((1, 1000), 1e-3), np.array([3])"
+CELLS_CALLS = {
+    "SCE": f"lambda: ct.SCE({WIDE}, bins=10**6)",
+    "ACE (equal mass)": f"lambda: ct.ACE({WIDE}, bins=10**6)",
+    "GCE class-wise": f"lambda: ct.GCE({WIDE}, bins=10**6, class_conditional=True)",
+    "calibration_table": (
+        f"lambda: ct.calibration_table({WIDE}, bins=10**6, class_conditional=True)"
+    ),
+    "CalibrationAccumulator": (f"lambda: ct.CalibrationAccumulator(bins=10**6).update({WIDE})"),
+    "HistogramBinning": f"lambda: ct.HistogramBinning(bins=10**6).fit({WIDE})",
+}
+
+
+def test_a_table_of_too_many_cells_is_refused_by_name_before_allocating():
+    pattern = (
+        r"^`bins` times the score sets must be at most 16,777,216 table cells .*; got "
+        r"1,000,000 bins for each of 1,000 classes, 1,000,000,000 cells: use fewer bins\.$"
+    )
+    snippet = PRELUDE + "".join(
+        f"refused(ValueError, {pattern!r}, {call})\n" for call in CELLS_CALLS.values()
+    )
+    assert run_bounded(snippet) == "refused\n" * len(CELLS_CALLS)
+
+
+def test_a_table_at_the_cell_limit_is_accepted():
+    # the top label at the bin limit, and every class of a wide row at the default bins
+    snippet = PRELUDE + (
+        f"print(np.isfinite(ct.SCE({WIDE}, bins=16_000)))\n"
+        "print(np.isfinite(ct.ECE(PROB, LABELS, bins=_limits.MAX_BINS)))\n"
+    )
+    assert run_bounded(snippet) == "True\nTrue\n"
+
+
 def test_the_limits_are_far_above_real_use():
     assert MAX_BINS >= 10**6
     assert MAX_CLASSES >= 10**6
+    assert MAX_TABLE_CELLS >= 15 * MAX_CLASSES  # every class of the largest at 15 bins
 
 
 def _fitted_description(kind: str) -> dict:

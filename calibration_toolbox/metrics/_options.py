@@ -82,6 +82,7 @@ class GCEOptions:
         class_conditional = iv.check_flag(class_conditional, "class_conditional")
         adaptive_bins = iv.check_flag(adaptive_bins, "adaptive_bins")
         edges = iv.check_bins(bins, adaptive_bins=adaptive_bins)
+        iv.check_table_cells(n_classes if class_conditional else 1, len(edges) - 1)
         norm = iv.check_norm(norm)
         return cls(
             edges=edges,

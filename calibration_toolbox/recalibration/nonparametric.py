@@ -648,6 +648,7 @@ class HistogramBinning(Recalibrator):
         )
         n_problems = scores.shape[1]
         n_bins = len(edges) - 1
+        iv.check_table_cells(n_problems, n_bins)
         # Each row is a positive example of at most one problem: N scores to bin.
         samples = np.flatnonzero(positive >= 0)
         positive_problems = positive[samples]
