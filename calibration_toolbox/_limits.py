@@ -18,10 +18,11 @@ __all__ = ["MAX_BINS", "MAX_CLASSES", "MAX_INFLATION", "MAX_NPY_HEADER", "MAX_TA
 MAX_BINS = 1_000_000
 
 #: Largest number of cells of a per-(class, bin) table: score sets times bins.  Each cell
-#: holds a few float64 sums (about 24 bytes), so 2**24 cells are about 400 MiB.  A class-wise
-#: measure on 1,000 classes with a million bins asked for 24 GiB from an input of 8 KB (one
-#: row); the largest label sets (ImageNet-21k: 21,841 classes) at 100 bins are 2.2 million
-#: cells, and a million classes at the default 15 bins are still within.
+#: holds a few float64 sums (about 24 bytes), so 2**24 cells are about 400 MiB.  A
+#: class-wise measure on one row of 1,000 classes (8 KB) with a million bins asked for
+#: 7.45 GiB for its first array of sums; the largest label sets (ImageNet-21k: 21,841
+#: classes) at 100 bins are 2.2 million cells, and a million classes at the default 15
+#: bins are still within.
 MAX_TABLE_CELLS = 2**24
 
 #: Largest number of classes a saved recalibrator may claim (``n_classes_``).  A model's
