@@ -8,7 +8,14 @@ limits are far above any real use, and far below what would exhaust a machine's 
 
 from __future__ import annotations
 
-__all__ = ["MAX_BINS", "MAX_CLASSES", "MAX_INFLATION", "MAX_NPY_HEADER", "MAX_TABLE_CELLS"]
+__all__ = [
+    "MAX_BINS",
+    "MAX_CLASSES",
+    "MAX_FIT_LOGIT",
+    "MAX_INFLATION",
+    "MAX_NPY_HEADER",
+    "MAX_TABLE_CELLS",
+]
 
 #: Largest number of bins of a binned measure, table or recalibrator (``bins=``).  A
 #: per-(class, bin) table holds a few float64 sums per bin and per class: a million bins
@@ -29,6 +36,15 @@ MAX_TABLE_CELLS = 2**24
 #: ``classes_`` is ``np.arange(n_classes_)``, 8 MiB at this limit; ``10**15`` would ask for
 #: 7 PiB.  The largest label sets in use (ImageNet-21k, about 21,000 classes) are far below.
 MAX_CLASSES = 1_000_000
+
+#: Largest magnitude of a logit that the softmax fits (temperature, vector and matrix
+#: scaling, the ensemble's temperature) take.  Their passes sum squared logits in float32
+#: (the feature moments and the curvature the preconditioner is built from): at 2**48
+#: (2.8e14) the squares of a billion rows still sum below float32's largest value (2**128),
+#: where logits of 1e20 overflowed it, and the fit's first step looped without end (1e50:
+#: "did not converge", matrix scaling a LinAlgError).  Real logits lie within a few
+#: hundred (float32's softmax is one-hot beyond 104); log-probabilities within 745.
+MAX_FIT_LOGIT = 2.0**48
 
 #: Largest ratio of a zip member's declared inflated size to its stored size.  Deflate
 #: cannot do better than about 1032:1 (a run of one repeated byte), so a member of an

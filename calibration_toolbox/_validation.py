@@ -40,7 +40,7 @@ from scipy.special import expit, softmax
 
 from calibration_toolbox._arrays import as_numpy, as_real_array
 from calibration_toolbox._errors import InputError, InputTypeError, Text, within
-from calibration_toolbox._limits import MAX_BINS, MAX_TABLE_CELLS
+from calibration_toolbox._limits import MAX_BINS, MAX_FIT_LOGIT, MAX_TABLE_CELLS
 from calibration_toolbox._rows import RowSummary, row_blocks, scan_rows
 from calibration_toolbox._typing import Function
 from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, warn
@@ -55,6 +55,7 @@ __all__ = [
     "accepts_classes",
     "check_bins",
     "check_class_names",
+    "check_fit_magnitude",
     "check_flag",
     "check_fraction",
     "check_labels",
@@ -622,6 +623,25 @@ def check_logits(logits: ArrayLike, name: str = "logits") -> NDArray:
     """
     array, _ = _finite_logits(logits, name)
     return _binary_logit_columns(array)
+
+
+def check_fit_magnitude(logits: NDArray, name: str = "X") -> NDArray:
+    """Checked logits, refused if any exceeds :data:`~calibration_toolbox._limits.MAX_FIT_LOGIT`.
+
+    For the softmax fits, whose float32 passes sum squared logits (a metric takes logits of
+    any finite magnitude).  Two reductions; the row is found only for the message.
+    """
+    if max(-float(logits.min()), float(logits.max())) <= MAX_FIT_LOGIT:
+        return logits
+    row = int(np.argmax(np.abs(logits).max(axis=1) > MAX_FIT_LOGIT))
+    raise InputError(
+        "{argument} holds a logit of magnitude {value:.3g} in row {row}; the softmax fits "
+        "take logits of magnitude at most 2**48 (2.8e14; their passes sum squared logits "
+        "in float32). Real logits lie within a few hundred: these are not a model's logits.",
+        argument=name,
+        row=row,
+        value=float(np.abs(logits[row]).max()),
+    )
 
 
 def check_predicted_logits(

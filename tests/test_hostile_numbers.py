@@ -14,6 +14,8 @@ import pytest
 import calibration_toolbox as ct
 from calibration_toolbox import CalibrationAccumulator, Scores, recalibration, stats
 from calibration_toolbox import _registry as registry
+from calibration_toolbox._limits import MAX_FIT_LOGIT
+from tests.bounded import run_bounded
 
 RNG = np.random.default_rng(19)
 N = 120
@@ -231,3 +233,66 @@ def test_binary_fits_take_float16_probabilities_at_float16_tolerance(recalibrato
     widened /= widened.sum(axis=1, keepdims=True)
     expected = recalibrator(**options).fit(widened, LABELS).predict_proba(widened)
     np.testing.assert_allclose(fitted.predict_proba(half), expected, rtol=0, atol=1e-3)
+
+
+# The softmax fits on logits beyond MAX_FIT_LOGIT: run in a bounded child, since the
+# first step of vector scaling looped without end on logits of 1e20 (float32 squares).
+_HUGE_LOGITS = """
+import numpy as np, pytest, calibration_toolbox as ct
+rng = np.random.default_rng(0)
+logits, labels = rng.normal(size=(300, 3)), rng.integers(0, 3, 300)
+pattern = (
+    r"`X` holds a logit of magnitude [0-9.e+]+ in row [0-9]+; the softmax fits take "
+    r"logits of magnitude at most 2\\*\\*48"
+)
+fits = {
+    "temperature": lambda X: ct.TemperatureScaling().fit(X, labels),
+    "temperature in blocks": lambda X: ct.TemperatureScaling().fit_blocks([(X, labels)]),
+    "vector": lambda X: ct.VectorScaling().fit(X, labels),
+    "vector in blocks": lambda X: ct.VectorScaling().fit_blocks([(X, labels)]),
+    "matrix": lambda X: ct.MatrixScaling().fit(X, labels),
+    "ensemble": lambda X: ct.EnsembleTemperatureScaling().fit(X, labels),
+}
+for scale in (1e20, 1e50, 1e300):
+    for name, fit in fits.items():
+        with pytest.raises(ValueError, match=pattern):
+            fit(logits * scale)
+        print(name, "refused")
+"""
+
+
+def test_softmax_fits_refuse_logits_beyond_the_limit_by_name():
+    printed = run_bounded(_HUGE_LOGITS, timeout=120)
+    assert printed.splitlines() == [
+        f"{name} refused"
+        for _ in range(3)
+        for name in (
+            "temperature",
+            "temperature in blocks",
+            "vector",
+            "vector in blocks",
+            "matrix",
+            "ensemble",
+        )
+    ], printed
+
+
+@pytest.mark.filterwarnings("ignore:the optimal temperature")  # beyond its bounds: clipped
+@pytest.mark.parametrize(
+    "recalibrator",
+    [recalibration.TemperatureScaling, recalibration.VectorScaling, recalibration.MatrixScaling],
+)
+def test_softmax_fits_take_logits_at_the_limit(recalibrator):
+    logits = LOGITS / np.abs(LOGITS).max() * MAX_FIT_LOGIT
+    probabilities = recalibrator().fit(logits, LABELS).predict_proba(logits)
+    assert np.isfinite(probabilities).all()
+
+
+@pytest.mark.parametrize("factor", [2.0**900, 1e300, 1e-300])
+def test_platt_scaling_is_the_same_fit_whatever_the_units_of_its_scores(factor):
+    # its standardisation squared the scores: 1e300 gave an infinite spread, a model that
+    # ignored them
+    expected = recalibration.PlattScaling().fit(LOGITS, LABELS).predict_proba(LOGITS)
+    scaled = LOGITS * factor
+    actual = recalibration.PlattScaling().fit(scaled, LABELS).predict_proba(scaled)
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-12)

@@ -509,7 +509,8 @@ class Recalibrator:
         lies in [0, 1], or every row of a 2-D one is a probability vector, and it says what
         to pass instead.
         """
-        return iv.check_predicted_logits(X, name, advice=self._probability_advice)
+        logits = iv.check_predicted_logits(X, name, advice=self._probability_advice)
+        return iv.check_fit_magnitude(logits, name)
 
     @staticmethod
     def _probability_advice(ndim: int) -> Text:

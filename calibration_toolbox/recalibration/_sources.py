@@ -79,14 +79,14 @@ def _unpacked(block: object, index: int) -> tuple:
 
 def checked_part(logits, labels, weights) -> tuple[NDArray, NDArray, NDArray | None]:
     """Part of the rows (a Dask chunk) checked as ``fit`` checks its arguments."""
-    logits = iv.check_logits(logits, "X")
+    logits = iv.check_fit_magnitude(iv.check_logits(logits, "X"))
     labels = iv.check_labels(labels, *logits.shape, name="y")
     return logits, labels, iv.check_sample_weight(weights, len(logits))
 
 
 def _checked_arrays(logits, labels, weights, start: int, n_classes: int | None) -> Block:
     """One block's arrays checked as ``fit`` checks its arguments."""
-    logits = iv.check_logits(logits, "X")
+    logits = iv.check_fit_magnitude(iv.check_logits(logits, "X"))
     n_rows = len(logits)
     if n_classes is not None and logits.shape[1] != n_classes:
         raise InputError(

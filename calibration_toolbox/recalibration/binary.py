@@ -136,14 +136,22 @@ def _standardisation(rows: _Rows, fit_intercept: bool) -> _Standardisation:
         target_total += _weighted_sum(targets, weights)
         peak = np.maximum(peak, [np.abs(column).max() for column in columns])
     centre = sums / total if fit_intercept else np.zeros(n_features)
+    # Spread in units of the power of two above each column's peak: exact (the same bits),
+    # and the squares cannot overflow (scores of 1e300 gave an infinite spread).
+    exponents = np.frexp(peak)[1]
     squares, reach = np.zeros(n_features), np.zeros(n_features)
     for columns, _, _, weights in rows.blocks():
-        standard = [column - mean for column, mean in zip(columns, centre, strict=True)]
+        standard = [
+            np.ldexp(column, -exponent) - np.ldexp(mean, -exponent)
+            for column, mean, exponent in zip(columns, centre, exponents, strict=True)
+        ]
         squares += [_weighted_sum(column * column, weights) for column in standard]
         reach = np.maximum(reach, [np.abs(column).max() for column in standard])
-    spread = np.sqrt(squares / total)
+    spread = np.ldexp(np.sqrt(squares / total), exponents)
     scale = np.where(spread <= 1e-10 * peak, 1.0, spread)
-    return _Standardisation(centre, scale, target_total / total, reach / scale)
+    return _Standardisation(
+        centre, scale, target_total / total, np.ldexp(reach, exponents) / scale
+    )
 
 
 class _LossValue(NamedTuple):

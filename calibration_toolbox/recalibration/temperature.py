@@ -361,8 +361,10 @@ def _halley_step(derivatives: Derivatives) -> tuple[float, int]:
     slope, curvature, skew = derivatives.slope, derivatives.curvature, derivatives.skew
     if not curvature > 0:
         return math.nan, 2
-    newton = -slope / curvature
-    correction = 1 + 0.5 * newton * skew / curvature
+    # Python floats: where the softmax is nearly one-hot (huge scores at the bound) the
+    # curvature nearly vanishes and the correction may be inf (then Newton's step).
+    newton = -float(slope) / float(curvature)
+    correction = 1 + 0.5 * newton * float(skew) / float(curvature)
     if 0.5 <= correction <= 2:
         return newton / correction, 3
     return newton, 2
