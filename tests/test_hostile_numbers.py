@@ -15,6 +15,7 @@ import calibration_toolbox as ct
 from calibration_toolbox import CalibrationAccumulator, Scores, recalibration, stats
 from calibration_toolbox import _registry as registry
 from calibration_toolbox._limits import MAX_FIT_LOGIT
+from calibration_toolbox.metrics._intervals import EXACT_BAND_COUNT, _large_count_quantile
 from tests.bounded import run_bounded
 
 RNG = np.random.default_rng(19)
@@ -296,3 +297,40 @@ def test_platt_scaling_is_the_same_fit_whatever_the_units_of_its_scores(factor):
     scaled = LOGITS * factor
     actual = recalibration.PlattScaling().fit(scaled, LABELS).predict_proba(scaled)
     np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-12)
+
+
+def test_the_large_count_band_is_the_binomial_quantile_at_the_threshold():
+    binom = pytest.importorskip("scipy.stats").binom
+    n = np.full(9, EXACT_BAND_COUNT)
+    p = np.array([1e-13, 1e-9, 1e-7, 1e-6, 0.01, 0.3, 0.5, 1 - 1e-7, 1 - 1e-12])
+    for q in (1e-6, 0.025, 0.5, 0.975):
+        # the Poisson, Cornish-Fisher and mirrored Poisson regimes all meet SciPy's count
+        np.testing.assert_array_equal(_large_count_quantile(q, n, p), binom.ppf(q, n, p))
+
+
+_HUGE_COUNTS = """
+import numpy as np, calibration_toolbox as ct
+rng = np.random.default_rng(0)
+prob, labels = rng.dirichlet(np.ones(3), 200), rng.integers(0, 3, 200)
+for weight in (1e15, 1e300):
+    table = ct.calibration_table(prob, labels, sample_weight=np.full(200, weight))
+    low, high = ct.stats.consistency_bands(table)
+    filled = ~np.isnan(table.mean_score)
+    inside = (low <= table.mean_score) & (table.mean_score <= high)
+    print(bool(np.array_equal(np.isnan(low), ~filled) and inside[filled].all()))
+"""
+
+
+def test_consistency_bands_return_at_weighted_counts_of_1e15_and_beyond():
+    # scipy's binom.ppf did not return at a count of 2.6e16 (weights of 1e15 per row)
+    assert run_bounded(_HUGE_COUNTS, timeout=60) == "True\nTrue\n"
+
+
+def test_a_rare_outcome_at_a_huge_count_keeps_its_poisson_band():
+    # binom.ppf gave 0 for both ends at n = 1e20, p = 1e-18 (a mean count of 100)
+    low, high = ct.stats.consistency_bands(
+        ct.calibration_table(
+            Scores([1e-18]), [0], sample_weight=[1e20], bins=2, class_conditional=False
+        )
+    )
+    np.testing.assert_allclose([low[0, 0], high[0, 0]], [81e-20, 120e-20], rtol=0, atol=1e-20)

@@ -54,6 +54,15 @@ def accuracy_intervals(
     return ConfidenceInterval(low, high)
 
 
+#: Largest (rounded) count whose band is the binomial quantile computed by SciPy's
+#: ``binom.ppf``; above it, the large-count approximation of :func:`_large_count_quantile`.
+#: ``binom.ppf`` did not return at n = 2.6e16 (weighted counts of 1e15 per row) and gave
+#: 0 for the 97.5 % quantile of n = 1e20, p = 1e-18 (mean 100).
+EXACT_BAND_COUNT = 2.0**40
+#: Above :data:`EXACT_BAND_COUNT`, a rarer outcome's mean count below this is Poisson.
+_POISSON_MEAN = 2.0**20
+
+
 def calibrated_bands(
     counts: NDArray, mean_score: NDArray, confidence_level: object
 ) -> ConfidenceInterval:
@@ -62,10 +71,6 @@ def calibrated_bands(
     Counts are rounded to integers; ``confidence_level`` is checked here; see
     :func:`~calibration_toolbox.stats.consistency_bands`.
     """
-    # scipy.stats takes 0.5 s to import here: imported when a band is asked for, so that
-    # importing the package does not pay for it.
-    from scipy.stats import binom
-
     alpha = 1 - check_confidence(confidence_level, "confidence_level")
     counts = np.rint(counts)
     low = np.full(counts.shape, np.nan)
@@ -73,9 +78,46 @@ def calibrated_bands(
     nonempty = counts > 0
     n = counts[nonempty]
     share = np.clip(mean_score[nonempty], 0.0, 1.0)
-    low[nonempty] = binom.ppf(alpha / 2, n, share) / n
-    high[nonempty] = binom.ppf(1 - alpha / 2, n, share) / n
+    low[nonempty] = _binomial_quantile(alpha / 2, n, share) / n
+    high[nonempty] = _binomial_quantile(1 - alpha / 2, n, share) / n
     return ConfidenceInterval(low, high)
+
+
+def _binomial_quantile(q: float, n: NDArray, p: NDArray) -> NDArray:
+    """``min{k : F(k; n, p) >= q}``: SciPy's up to :data:`EXACT_BAND_COUNT`, approximated above."""
+    # scipy.stats takes 0.5 s to import here: imported when a band is asked for, so that
+    # importing the package does not pay for it.
+    from scipy.stats import binom
+
+    quantile = np.empty_like(n)
+    exact = n <= EXACT_BAND_COUNT
+    quantile[exact] = binom.ppf(q, n[exact], p[exact])
+    quantile[~exact] = _large_count_quantile(q, n[~exact], p[~exact])
+    return quantile
+
+
+def _large_count_quantile(q: float, n: NDArray, p: NDArray) -> NDArray:
+    """The binomial quantile at counts above :data:`EXACT_BAND_COUNT`, within about a count.
+
+    Where the rarer outcome's mean count ``mu = n min(p, 1 - p)`` is below
+    :data:`_POISSON_MEAN`, the rarer count is Poisson with mean ``mu`` (error of order
+    ``min(p, 1 - p)`` < 1e-6); otherwise the Cornish-Fisher expansion of the quantile with
+    its continuity correction, ``n p + z sigma + (z^2 - 1)(1 - 2p)/6 - 1/2`` rounded up
+    (``sigma^2 = n p (1 - p)``, error of order ``1 / sigma``).  The band's relative
+    resolution at such counts, one count in 1e12, is far below its width.
+    """
+    from scipy.stats import poisson
+
+    z = float(ndtri(q))
+    sigma = np.sqrt(n * p * (1 - p))
+    quantile = np.ceil(n * p + z * sigma + (z * z - 1) * (1 - 2 * p) / 6 - 0.5)
+    rare_mean = n * np.minimum(p, 1 - p)
+    poisson_rows = rare_mean < _POISSON_MEAN
+    below = poisson_rows & (p <= 0.5)  # the count itself is the rare outcome
+    above = poisson_rows & (p > 0.5)  # the count's complement n - k is
+    quantile[below] = poisson.ppf(q, rare_mean[below])
+    quantile[above] = n[above] - poisson.ppf(1 - q, rare_mean[above])
+    return np.clip(quantile, 0.0, n)
 
 
 def _wilson(successes: NDArray, counts: NDArray, z: float) -> tuple[NDArray, NDArray]:
