@@ -262,6 +262,7 @@ _TABLE: list[MetricSpec] = [
         scores=True,
         not_streamed="its isotonic fit pools the scores sorted over all the rows",
         bootstrap=None,
+        command_line="CORP",
     ),
     MetricSpec("KSCE", scores=True, not_streamed=_SORTED, command_line="KSCE"),
     MetricSpec("KuiperCE", scores=True, not_streamed=_SORTED, command_line="KuiperCE"),
