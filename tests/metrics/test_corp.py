@@ -6,11 +6,14 @@ import math
 
 import numpy as np
 import pytest
+import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from calibration_toolbox import CORPDecomposition, Scores, corp_decomposition
+from calibration_toolbox import CORPDecomposition, Scores, corp_decomposition, stats
+from calibration_toolbox.datasets import make_overconfident
+from calibration_toolbox.metrics import corp
 from tests.conftest import load_real
 from tests.references.corp_model_diagnostics import REAL, synthetic_sets, top_label_pairs
 
@@ -412,3 +415,137 @@ def test_one_row_and_one_outcome_class():
 def test_bad_input_is_refused_naming_the_argument(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# -- resampling under calibration: corp_test and the band -----------------------------------
+def test_null_refits_are_the_decomposition_of_the_drawn_outcomes():
+    # distinct forecasts: each value's drawn event count is that row's drawn outcome, so the
+    # null MCBs are the slow oracle's on those outcomes
+    rng = np.random.default_rng(11)
+    forecasts = rng.uniform(0.05, 0.95, size=25)
+    pooled = corp.pooled_forecasts(forecasts, rng.random(25) < forecasts)
+    for rule in ("brier", "log"):
+        (events,) = corp.calibrated_events(pooled, 6, np.random.default_rng(3))
+        at = np.arange(25)
+        fits, null = corp.null_refits(pooled, rule, 6, np.random.default_rng(3), at)
+        for drawn, fit, mcb in zip(events, fits, null, strict=True):
+            outcomes = drawn[np.argsort(np.argsort(forecasts))]
+            expected = slow_corp(forecasts, outcomes, np.ones(25), rule)
+            assert_allclose(mcb, expected[1], rtol=1e-12, atol=1e-15)
+            assert_allclose(fit, slow_pav(list(drawn), [1.0] * 25), rtol=1e-12)
+
+
+def test_corp_test_statistic_and_pvalue():
+    forecasts, outcomes, _ = synthetic_sets()["overconfident"]
+    result = stats.corp_test(Scores(forecasts), outcomes, n_resamples=99, random_state=0)
+    assert result.statistic == corp_decomposition(Scores(forecasts), outcomes).miscalibration
+    assert result.pvalue == 0.01  # every null MCB is below the observed one
+    assert result.null_distribution.shape == (99,) and not result.null_distribution.flags.writeable
+    again = stats.corp_test(Scores(forecasts), outcomes, n_resamples=99, random_state=0)
+    assert np.array_equal(again.null_distribution, result.null_distribution)
+
+
+def test_corp_test_pvalues_are_uniform_on_calibrated_simulations():
+    pvalues = []
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        forecasts = rng.uniform(size=300)
+        calibrated = rng.random(300) < forecasts
+        test = stats.corp_test(Scores(forecasts), calibrated, n_resamples=49, random_state=seed)
+        pvalues.append(test.pvalue)
+    assert scipy.stats.kstest(pvalues, "uniform").pvalue > 1e-3
+
+
+def test_corp_test_rejects_a_temperature_2_model():
+    logits, labels = make_overconfident(3000, 5, temperature=2.0, seed=20)
+    result = stats.corp_test(logits, labels, logits=True, n_resamples=99, random_state=0)
+    assert result.pvalue == 0.01
+
+
+def test_binomial_draws_have_the_law_of_row_draws():
+    # unweighted: one Binomial(n, value) per distinct value; weights of 1: a draw per row
+    forecasts = np.repeat(np.linspace(0.1, 0.9, 9), 40)
+    outcomes = np.random.default_rng(2).random(forecasts.size) < forecasts
+    counted = stats.corp_test(Scores(forecasts), outcomes, n_resamples=2000, random_state=1)
+    drawn = stats.corp_test(
+        Scores(forecasts), outcomes, n_resamples=2000, random_state=2, sample_weight=np.ones(360)
+    )
+    assert scipy.stats.ks_2samp(counted.null_distribution, drawn.null_distribution).pvalue > 1e-3
+
+
+def test_chernoff_quantiles_match_a_simulation_of_the_argmax():
+    # Z = argmax (W(t) - t^2), two-sided Brownian motion, on a grid of t in [-2, 2]
+    rng = np.random.default_rng(0)
+    step, n_paths = 0.004, 4000
+    t = np.arange(1, 501) * step
+    sides = [
+        np.cumsum(rng.normal(0, np.sqrt(step), (n_paths, t.size)), axis=1) - t**2 for _ in "lr"
+    ]
+    left, right = sides
+    best_left, best_right = left.max(axis=1), right.max(axis=1)
+    argmax = np.where(best_right >= np.maximum(best_left, 0), t[right.argmax(axis=1)], 0.0)
+    argmax = np.where(best_left > np.maximum(best_right, 0), -t[left.argmax(axis=1)], argmax)
+    for level in (0.9, 0.95, 0.975):
+        assert_allclose(corp.chernoff_quantile(level), np.quantile(argmax, level), atol=0.04)
+    # the normal approximation of Dykstra & Carolan (1997): sd 0.52
+    assert_allclose(corp.chernoff_quantile(0.975) / 1.959964, 0.52, rtol=0.03)
+    assert corp.chernoff_quantile(0.5) == 0.0
+
+
+def test_the_resampling_band_covers_calibrated_refits_and_agrees_with_the_asymptotics():
+    rng = np.random.default_rng(4)
+    forecasts = rng.uniform(size=20_000)
+    outcomes = rng.random(20_000) < forecasts
+    curve = stats.corp_reliability(Scores(forecasts), outcomes, n_resamples=200, random_state=1)
+    assert curve.band == "resampling" and 0 < curve.pvalue <= 1
+    asymptotic = stats.corp_reliability(Scores(forecasts), outcomes, band="asymptotic")
+    assert asymptotic.band == "asymptotic" and asymptotic.pvalue is None
+    middle = (curve.band_forecasts > 0.2) & (curve.band_forecasts < 0.8)
+    width = (curve.band_high - curve.band_low)[middle]
+    other = (asymptotic.band_high - asymptotic.band_low)[middle]
+    assert_allclose(np.median(other / width), 1.0, rtol=0.2)
+    # fresh calibrated outcomes: their PAV fit lies in the 90% band at 0.5 about 90% of the time
+    index = np.searchsorted(
+        curve.forecasts, curve.band_forecasts[np.argmin(abs(curve.band_forecasts - 0.5))]
+    )
+    inside = []
+    for seed in range(100):
+        fresh = np.random.default_rng(100 + seed).random(20_000) < forecasts
+        fit = corp.pav_fit(corp.pooled_forecasts(forecasts, fresh))
+        position = np.searchsorted(curve.band_forecasts, curve.forecasts[index])
+        inside.append(curve.band_low[position] <= fit[index] <= curve.band_high[position])
+    assert 0.8 <= np.mean(inside) <= 0.98
+
+
+def test_corp_reliability_is_the_decomposition_and_its_pav_fit(rng):
+    prob = rng.dirichlet(np.ones(3), size=400)
+    labels = rng.integers(0, 3, size=400)
+    curve = stats.corp_reliability(prob, labels, n_resamples=20, random_state=0, score="log")
+    assert curve.decomposition == corp_decomposition(prob, labels, score="log")
+    scores, targets = prob.max(axis=1), prob.argmax(axis=1) == labels
+    order = np.unique(scores)
+    assert np.array_equal(curve.forecasts, order)
+    assert np.all(np.diff(curve.recalibrated) >= 0) and np.all(curve.band_low <= curve.band_high)
+    assert curve.band_forecasts.size == min(order.size, 1000)
+    assert stats.corp_reliability(prob, labels, band="auto").band == "resampling"
+    assert stats.CORP_ASYMPTOTIC_ROWS == 100_000
+    del targets
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        (
+            {"band": "bootstrap"},
+            ValueError,
+            "`band` must be 'auto' or 'resampling' or 'asymptotic'; got 'bootstrap'",
+        ),
+        ({"alpha": 1.0}, ValueError, "`alpha`"),
+        ({"n_resamples": 0}, ValueError, "`n_resamples`"),
+        ({"random_state": "seed"}, TypeError, "`random_state`"),
+        ({"score": "crps"}, ValueError, "`score`"),
+    ],
+)
+def test_corp_reliability_refuses_bad_options(options, error, message):
+    with pytest.raises(error, match=message):
+        stats.corp_reliability(Scores([0.2, 0.8]), [0, 1], **options)
