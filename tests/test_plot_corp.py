@@ -113,3 +113,35 @@ def test_a_display_holds_a_table_or_a_corp_curve():
     with pytest.raises(TypeError, match="`corp` must be the result"):
         ReliabilityDiagram(corp=table)
     assert ReliabilityDiagram(corp=curve).plot().corp_ is curve
+
+
+# -- the HTML page --------------------------------------------------------------------------
+def test_the_html_page_draws_a_corp_diagram_per_method_given():
+    from calibration_toolbox._html import render_report
+    from tests.cli.test_html import build_report
+
+    document, tables, _ = build_report()
+    logits, labels = make_overconfident(600, 4, temperature=2.0, seed=5)
+    curve = corp_reliability(logits[300:], labels[300:], logits=True, n_resamples=20)
+    page = render_report(document, tables, corp_curves={"uncalibrated": curve})
+    assert page.count("<h2>CORP reliability diagrams</h2>") == 1
+    assert page.count('aria-label="CORP reliability diagram of uncalibrated"') == 1
+    assert "CORP reliability" not in render_report(document, tables)
+    with pytest.raises(ValueError, match="`corp_curves` must map methods of the report"):
+        render_report(document, tables, corp_curves={"vector": curve})
+    with pytest.raises(TypeError, match="`corp_curves` must map each method to a CORPReliab"):
+        render_report(document, tables, corp_curves={"uncalibrated": tables["uncalibrated"]})
+
+
+def test_the_command_line_page_has_the_corp_diagrams_only_with_corp(tmp_path):
+    from calibration_toolbox.cli import main
+
+    logits, labels = make_overconfident(400, 3, temperature=2.0, seed=6)
+    np.savez(tmp_path / "z.npz", logits=logits, labels=labels)
+    command = ["report", str(tmp_path / "z.npz"), "--logits", "--method", "temperature"]
+    assert main([*command, "--metrics", "ECE,CORP", "--html", str(tmp_path / "a.html")]) == 0
+    page = (tmp_path / "a.html").read_text()
+    assert page.count('aria-label="CORP reliability diagram of ') == 2
+    assert "CORP_MCB" in page and "CORP_UNC" in page
+    assert main([*command, "--metrics", "ECE", "--html", str(tmp_path / "b.html")]) == 0
+    assert "CORP reliability" not in (tmp_path / "b.html").read_text()
