@@ -20,16 +20,8 @@ import numpy as np
 from _timing import best_time
 
 from calibration_toolbox import Scores, corp_decomposition
+from calibration_toolbox.io import load_predictions
 from calibration_toolbox.stats import corp_reliability, corp_test
-
-REAL = {
-    "lenet-5-cifar-10": ("predictions", "ground_truth"),
-    "wideresnet-16-4-cifar-10": ("predictions", "ground_truth"),
-    "vgg16-cifar-10": ("probs_test", "y_test"),
-    "lenet-5-cifar-100": ("predictions", "ground_truth"),
-    "wideresnet-16-4-cifar-100": ("predictions", "ground_truth"),
-    "densenet-bc-100-cifar-100": ("predictions", "ground_truth"),
-}
 
 
 def _cases(prob_or_scores, labels, weights=None):
@@ -78,13 +70,12 @@ def main():
     _report("(1,000,000, 10) float32 matrix", floor, cases, repeat)
     default = Path(__file__).resolve().parents[2] / "shared" / "data"
     folder = Path(arguments.data or os.environ.get("CALIBRATION_TOOLBOX_DATA", default))
-    for name, (prob_key, label_key) in REAL.items():
-        path = folder / f"{name}.npz"
-        if not path.exists():
-            print(f"{name}: not found at {path}, skipped")
-            continue
-        with np.load(path) as data:
-            prob, labels = data[prob_key], data[label_key]
+    paths = sorted(folder.glob("*.npz"))
+    if not paths:
+        print(f"no real predictions found in {folder}: skipped")
+    for path in paths:
+        name = path.stem
+        prob, labels = load_predictions(path)  # the arrays' keys are recognised
         confidence = prob.max(axis=1)
         floor = best_time(lambda confidence=confidence: np.sort(confidence), repeat)
         real = _cases(prob, labels, np.ones(len(labels)))

@@ -43,6 +43,7 @@ from calibration_toolbox.metrics.corp import (
     null_refits,
     pav_fit,
     pooled_forecasts,
+    with_reference,
 )
 from calibration_toolbox.scores import PredictionsLike, Scores
 
@@ -710,6 +711,7 @@ def _corp_null(prob, labels, score, n_resamples, random_state, logits, sample_we
     return pooled, rule, n_resamples, rng
 
 
+@with_reference
 def corp_test(
     prob: PredictionsLike,
     labels: ArrayLike,
@@ -758,8 +760,7 @@ def corp_test(
 
     References
     ----------
-    .. [1] T. Dimitriadis, T. Gneiting and A. I. Jordan, "Stable reliability diagrams for
-       probabilistic classifiers", PNAS 118(8), e2016191118, 2021.
+    {corp_reference}
 
     Examples
     --------
@@ -823,6 +824,7 @@ class CORPReliability:
     pvalue: float | None
 
 
+@with_reference
 def corp_reliability(
     prob: PredictionsLike,
     labels: ArrayLike,
@@ -869,8 +871,7 @@ def corp_reliability(
 
     References
     ----------
-    .. [1] T. Dimitriadis, T. Gneiting and A. I. Jordan, "Stable reliability diagrams for
-       probabilistic classifiers", PNAS 118(8), e2016191118, 2021.
+    {corp_reference}
     .. [2] F. T. Wright, "The asymptotic behavior of monotone regression estimates", Annals
        of Statistics 9(2), 1981.
     """

@@ -7,15 +7,16 @@ import math
 import numpy as np
 import pytest
 import scipy.stats
+from corp_model_diagnostics import REAL, synthetic_sets
 from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
+from smooth_ece_peers import top_label_pairs
 
 from calibration_toolbox import CORPDecomposition, Scores, corp_decomposition, stats
 from calibration_toolbox.datasets import make_overconfident
 from calibration_toolbox.metrics import corp
 from tests.conftest import load_real
-from tests.references.corp_model_diagnostics import REAL, synthetic_sets, top_label_pairs
 
 inf = math.inf
 # python tests/references/corp_model_diagnostics.py (model-diagnostics 1.5.0): (score,

@@ -33,6 +33,7 @@ Data sets (:func:`synthetic_sets`, all seeded; the test imports it):
 from __future__ import annotations
 
 import numpy as np
+from smooth_ece_peers import top_label_pairs
 
 REAL = (
     "lenet-5-cifar-10",
@@ -62,11 +63,6 @@ def synthetic_sets() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | Non
     outcomes = (rng.random(1_000) < np.sqrt(forecasts)).astype(np.int64)
     sets["weighted"] = forecasts, outcomes, rng.uniform(0.0, 3.0, 1_000)
     return sets
-
-
-def top_label_pairs(prob: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(confidence float64, correct int64) of the first-index argmax."""
-    return prob.max(axis=1).astype(np.float64), (prob.argmax(axis=1) == labels).astype(np.int64)
 
 
 def main() -> None:
