@@ -850,7 +850,8 @@ def corp_reliability(
     quantile q and the estimated density g of the forecasts (Gaussian kernel, reflected at 0
     and 1); it assumes continuous forecasts.  ``'auto'`` resamples up to
     ``CORP_ASYMPTOTIC_ROWS`` = 100,000 rows of positive weight and is asymptotic above (the
-    paper likewise resamples small samples and uses the asymptotics for large ones).
+    paper gives both; this threshold is the library's choice: at 100,000 rows the
+    resampling band takes about 0.5 s, and the two bands' widths agree within 20 % at 20,000).
 
     Parameters
     ----------

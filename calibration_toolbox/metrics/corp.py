@@ -209,18 +209,22 @@ def checked_pairs(
     labels: ArrayLike,
     sample_weight: ArrayLike | None,
     logits: bool = False,
+    renormalize: bool = False,
 ) -> tuple[NDArray, NDArray, NDArray | None]:
     """Validated (score, target) pairs of a CORP call (top label, or ``Scores``) and weights.
 
     A plain 1-D ``prob`` is refused as for every top-label measure.
     """
-    checked = iv.check_predictions(prob, labels, logits=logits, top_label=True)
+    checked = iv.check_predictions(
+        prob, labels, logits=logits, renormalize=renormalize, top_label=True
+    )
     weights = iv.check_sample_weight(sample_weight, checked.n_samples, scale_free=True)
     scores, targets = checked.top_label()
     return scores, targets, weights
 
 
 @_registry.metric("corp_decomposition")
+@iv.accepts_classes
 @with_reference
 def corp_decomposition(
     prob: PredictionsLike,
@@ -229,6 +233,8 @@ def corp_decomposition(
     score: str = "brier",
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> CORPDecomposition:
     r"""CORP decomposition of the Brier or log score (Dimitriadis, Gneiting & Jordan 2021).
 
@@ -299,6 +305,11 @@ def corp_decomposition(
     sample_weight : array-like, shape (N,), optional
         Non-negative weights: every mean above and the PAV fit are weighted (integer
         weights give the decomposition of duplicated rows; only their ratios matter).
+    renormalize : bool, default False
+        Divide each row of ``prob`` by its sum first.  Not with ``logits=True``.
+    classes : array-like of str or numbers, shape (K,), optional
+        Class names in the column order of ``prob``; ``labels`` are then names, looked up
+        among them (the rule of :func:`~calibration_toolbox.ECE`).
 
     Returns
     -------
@@ -324,7 +335,7 @@ def corp_decomposition(
     0.225
     """
     rule = iv.choice(*SCORING_RULES)(score, "score")
-    scores, targets, weights = checked_pairs(prob, labels, sample_weight, logits)
+    scores, targets, weights = checked_pairs(prob, labels, sample_weight, logits, renormalize)
     return corp_terms(pooled_forecasts(scores, targets, weights), rule)
 
 
