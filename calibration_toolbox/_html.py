@@ -40,6 +40,7 @@ from calibration_toolbox.plot import (
     _group,
     _pyplot,
 )
+from calibration_toolbox.stats import CORPReliability
 
 __all__ = ["render_report"]
 
@@ -110,6 +111,7 @@ def render_report(
     report: Mapping[str, Any],
     tables: Mapping[str, CalibrationTable],
     class_tables: Mapping[str, CalibrationTable] | None = None,
+    corp_curves: Mapping[str, CORPReliability] | None = None,
 ) -> str:
     """The whole self-contained HTML page of a report document.
 
@@ -129,6 +131,9 @@ def render_report(
         Class-conditional tables of some methods: a class-wise reliability grid for each,
         all classes when K <= 20, otherwise the 20 classes with the largest class-wise
         error in the first such table (the page says which).
+    corp_curves : mapping of str to CORPReliability, optional
+        The CORP curves of some methods (``--metrics CORP``): a CORP reliability diagram
+        with its consistency band and decomposition for each.
 
     Returns
     -------
@@ -155,6 +160,7 @@ def render_report(
         _metric_section(report, results),
         _parameter_section(results),
         _figure_section(methods, pooled, figures, scores=report.get("input") == "scores"),
+        _corp_section(_check_corp_curves(corp_curves, methods), figures),
         _per_class_section(results),
         _grid_section(grids, figures),
         _footer(report),
@@ -481,6 +487,52 @@ def _at(values: list[object], row: int) -> object:
     return values[row] if row < len(values) else None
 
 
+def _check_corp_curves(
+    curves: Mapping[str, CORPReliability] | None, methods: list[str]
+) -> dict[str, CORPReliability]:
+    """The CORP curves of methods of the report, in the report's order."""
+    curves = dict(curves or {})
+    for method, curve in curves.items():
+        if method not in methods:
+            raise InputError(
+                "{corp_curves} must map methods of the report; got {method!r} (methods: "
+                "{methods}).",
+                argument="corp_curves",
+                method=method,
+                methods=", ".join(methods),
+            )
+        if not isinstance(curve, CORPReliability):
+            raise InputTypeError(
+                "{corp_curves} must map each method to a CORPReliability; got {value} for "
+                "{method!r}.",
+                argument="corp_curves",
+                value=type(curve).__name__,
+                method=method,
+            )
+    return {method: curves[method] for method in methods if method in curves}
+
+
+def _corp_section(curves: dict[str, CORPReliability], figures: _Figures) -> str:
+    """A CORP reliability diagram (PAV fit, consistency band, decomposition) per method."""
+    if not curves:
+        return ""
+    parts = [
+        "<h2>CORP reliability diagrams</h2>",
+        '<p class="note">CORP (Dimitriadis, Gneiting &amp; Jordan 2021): the isotonic (PAV) '
+        "fit of correctness on the confidence, its bins chosen by the data, over the band "
+        "where a calibrated model's fit falls (pointwise); in the corner the Brier score and "
+        "its parts MCB (with the p-value of the MCB test), DSC and UNC.</p>",
+        '<div class="figures">',
+    ]
+    with _drawing():
+        for method, curve in curves.items():
+            parts.append(
+                figures.svg(_corp(method, curve), f"CORP reliability diagram of {method}")
+            )
+    parts.append("</div>")
+    return "".join(parts)
+
+
 def _grid_section(grids: dict[str, CalibrationTable], figures: _Figures) -> str:
     """A class-wise reliability grid per class-conditional table."""
     if not grids:
@@ -687,4 +739,14 @@ def _grid(method: str, table: CalibrationTable, classes: np.ndarray | None):
     ReliabilityDiagram.from_table(
         table, classes=classes, ax=panels, label=_matplotlib_text(method)
     )
+    return figure
+
+
+def _corp(method: str, curve: CORPReliability):
+    top = _TITLE + _LEGEND_ROW * 3 + 0.1
+    figure = _new_figure(5.5, top + 5.3 + _BOTTOM, top=top, hspace=0.06)
+    ax, counts_ax = figure.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": (3, 1)})
+    label = _matplotlib_text(method)
+    ReliabilityDiagram(corp=curve, label=label).plot(ax=ax, counts_ax=counts_ax)
+    _legend_above(ax, [label])
     return figure

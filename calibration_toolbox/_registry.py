@@ -257,6 +257,13 @@ _TABLE: list[MetricSpec] = [
         of="GCE",
     ),
     _binned("brier_decomposition", {}, scores=True, bootstrap=None),
+    MetricSpec(
+        "corp_decomposition",
+        scores=True,
+        not_streamed="its isotonic fit pools the scores sorted over all the rows",
+        bootstrap=None,
+        command_line="CORP",
+    ),
     MetricSpec("KSCE", scores=True, not_streamed=_SORTED, command_line="KSCE"),
     MetricSpec("KuiperCE", scores=True, not_streamed=_SORTED, command_line="KuiperCE"),
     MetricSpec(

@@ -28,10 +28,12 @@ from typing import Any, TypeVar, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox.metrics import CalibrationTable, calibration_table
 from calibration_toolbox.metrics._table import check_table
-from calibration_toolbox.scores import PredictionsLike
+from calibration_toolbox.scores import PredictionsLike, Scores
+from calibration_toolbox.stats import CORPReliability, corp_reliability
 
 __all__ = ["ConfidenceHistogram", "ReliabilityDiagram"]
 
@@ -212,6 +214,94 @@ def _draw_counts(ax, table: CalibrationTable, color: str) -> Any:
     return steps
 
 
+# -- the CORP diagram ----------------------------------------------------------------------
+_STRATEGIES = ("bins", "corp")
+_SCORE_NAMES = {"brier": "Brier score", "log": "log score"}
+
+
+def _check_corp(corp: object) -> CORPReliability | None:
+    if corp is not None and not isinstance(corp, CORPReliability):
+        raise InputTypeError(
+            "{corp} must be the result of calibration_toolbox.stats.corp_reliability or None; "
+            "got {value}.",
+            argument="corp",
+            value=type(corp).__name__,
+        )
+    return corp
+
+
+def _refuse_binned_options(class_conditional: object, adaptive_bins: object) -> None:
+    """The CORP diagram's bins are the PAV blocks: the binned diagram's options do not apply."""
+    for name, value in (
+        ("class_conditional", class_conditional),
+        ("adaptive_bins", adaptive_bins),
+    ):
+        if iv.check_flag(value, name):
+            raise InputError(
+                "{argument} applies to strategy='bins'; got {argument}=True with "
+                "strategy='corp' (its bins are the PAV blocks of the top label).",
+                argument=name,
+            )
+
+
+def _corp_text(curve: CORPReliability, score: str) -> str:
+    """The numbers the paper's figures print in the corner: the score and its three terms."""
+    parts = curve.decomposition
+    lines = [
+        f"{_SCORE_NAMES[score]} {parts.score:.4f}",
+        f"MCB {parts.miscalibration:.4f}"
+        + ("" if curve.pvalue is None else f" (p = {curve.pvalue:.3g})"),
+        f"DSC {parts.discrimination:.4f}",
+        f"UNC {parts.uncertainty:.4f}",
+    ]
+    return "\n".join(lines)
+
+
+def _draw_corp(ax, curve: CORPReliability, label: str | None, score: str) -> dict[str, Any]:
+    """The PAV step curve over the band of a calibrated model, and the decomposition."""
+    band = ax.fill_between(
+        curve.band_forecasts,
+        curve.band_low,
+        curve.band_high,
+        step="post",
+        color="tab:orange",
+        alpha=0.25,
+        linewidth=0,
+        label=f"{1 - curve.alpha:.0%} consistency band ({curve.band})",
+    )
+    (line,) = ax.step(
+        curve.forecasts,
+        curve.recalibrated,
+        where="post",
+        linewidth=1.5,
+        label=f"{label or 'model'} (CORP, PAV fit)",
+    )
+    text = ax.text(
+        0.98,
+        0.02,
+        _corp_text(curve, score),
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize="small",
+        family="monospace",
+        bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.8, "edgecolor": "0.7"},
+    )
+    return {"line": line, "band": band, "text": text, "color": line.get_color()}
+
+
+def _draw_forecast_counts(ax, curve: CORPReliability, color: str, x_words: str) -> Any:
+    """The (weighted) count of the forecasts in 50 equal-width bins, on a log axis."""
+    counts, edges = np.histogram(curve.forecasts, 50, (0.0, 1.0), weights=curve.weights)
+    steps = ax.stairs(np.where(counts > 0, counts, np.nan), edges, color=color, linewidth=1.5)
+    ax.set_yscale("log")
+    filled = counts[counts > 0]
+    ax.set_ylim(0.5 * min(1.0, filled.min()), 2.0 * filled.max())
+    ax.set_xlabel(x_words)
+    ax.set_ylabel("count (log)")
+    return steps
+
+
 _DisplayT = TypeVar("_DisplayT", bound="_Display")
 
 
@@ -304,13 +394,35 @@ class ReliabilityDiagram(_Display):
 
     def __init__(
         self,
-        table: CalibrationTable,
+        table: CalibrationTable | None = None,
         *,
         classes: ArrayLike | None = None,
         label: str | None = None,
+        corp: CORPReliability | None = None,
+        score: str = "brier",
     ):
-        self.table_ = check_table(table)
         self.label = _check_label(label)
+        self.corp_ = _check_corp(corp)
+        if (table is None) == (self.corp_ is None):
+            raise InputError(
+                "{table} and {corp} are exclusive: give one (a CalibrationTable, or the result "
+                "of stats.corp_reliability); got {given}.",
+                argument="table",
+                given="both" if table is not None else "neither",
+            )
+        self.score = iv.choice(*_SCORE_NAMES)(score, "score")
+        self.scores_ = False
+        if self.corp_ is not None:
+            self.table_ = self.classes_ = None
+            if classes is not None:
+                raise InputError(
+                    "{classes} chooses the panels of a class-wise grid; got classes={value!r} "
+                    "with a CORP diagram.",
+                    argument="classes",
+                    value=classes,
+                )
+            return
+        self.table_ = check_table(table)
         if self.table_.class_conditional:
             self.classes_ = _chosen_classes(self.table_, classes)
         elif classes is not None:
@@ -338,8 +450,23 @@ class ReliabilityDiagram(_Display):
         ax: Any = None,
         counts_ax: Any = None,
         label: str | None = None,
+        strategy: str = "bins",
+        score: str = "brier",
+        alpha: float = 0.1,
+        band: str = "auto",
+        n_resamples: int = 100,
+        random_state: int | np.random.Generator | None = None,
     ) -> ReliabilityDiagram:
         """Draw the reliability diagram of predictions.
+
+        ``strategy='bins'`` (the default) draws the binned table below; ``strategy='corp'``
+        draws the CORP diagram of Dimitriadis, Gneiting & Jordan (2021) from
+        :func:`~calibration_toolbox.stats.corp_reliability`: the PAV fit of correctness on
+        the top-label confidence (or of the target on ``Scores``), a step function whose
+        bins are the PAV blocks (chosen by the data, ``bins`` is not used), over the
+        consistency band of a calibrated model, with the score's MCB (and its p-value
+        from the band's resamples, :func:`~calibration_toolbox.stats.corp_test`), DSC and
+        UNC in the corner, as the paper's figures show them.
 
         Parameters
         ----------
@@ -358,11 +485,33 @@ class ReliabilityDiagram(_Display):
             Axes for the bin counts when ``ax`` is given.
         label : str, optional
             Name of the series in the legend.
+        strategy : {'bins', 'corp'}, default 'bins'
+            The binned diagram, or the CORP diagram (top label or ``Scores`` only).
+        score, alpha, band, n_resamples, random_state
+            With ``strategy='corp'``: as in :func:`~calibration_toolbox.stats.corp_reliability`
+            (the decomposition's scoring rule; the band's level ``1 - alpha``, method,
+            resamples and seed).
 
         Returns
         -------
         ReliabilityDiagram
         """
+        if iv.choice(*_STRATEGIES)(strategy, "strategy") == "corp":
+            _refuse_binned_options(class_conditional, adaptive_bins)
+            curve = corp_reliability(
+                prob,
+                labels,
+                score=score,
+                alpha=alpha,
+                band=band,
+                n_resamples=n_resamples,
+                random_state=random_state,
+                logits=logits,
+                sample_weight=sample_weight,
+            )
+            display = cls(corp=curve, label=label, score=score)
+            display.scores_ = isinstance(prob, Scores)
+            return display.plot(ax=ax, counts_ax=counts_ax)
         table = _predictions_table(
             prob,
             labels,
@@ -402,7 +551,7 @@ class ReliabilityDiagram(_Display):
         plt = _pyplot()
         if label is not None:
             self.label = _check_label(label)
-        if self.table_.class_conditional:
+        if self.corp_ is None and self.table_.class_conditional:
             return self._plot_grid(plt, ax)
         ax = _check_axes(ax)
         counts_ax = _check_axes(counts_ax, "counts_ax")
@@ -415,6 +564,8 @@ class ReliabilityDiagram(_Display):
                 sharex=True,
                 layout="constrained",
             )
+        if self.corp_ is not None:
+            return self._plot_corp(ax, counts_ax)
         _draw_diagonal(ax)
         drawn = _draw_reliability(ax, self.table_, self.label)
         x_words, y_words = _axis_words(self.table_)
@@ -430,6 +581,29 @@ class ReliabilityDiagram(_Display):
         self.gap_ = drawn["gap"]
         self.counts_ = (
             None if counts_ax is None else _draw_counts(counts_ax, self.table_, drawn["color"])
+        )
+        self.figure_, self.ax_, self.counts_ax_ = ax.figure, ax, counts_ax
+        return self
+
+    def _plot_corp(self, ax, counts_ax):
+        """The CORP diagram on ``ax``, the forecasts' counts on ``counts_ax`` (if any)."""
+        curve = self.corp_
+        _draw_diagonal(ax)
+        drawn = _draw_corp(ax, curve, self.label, self.score)
+        x_words = "score" if self.scores_ else "confidence"
+        y_words = "PAV-recalibrated " + ("event rate" if self.scores_ else "accuracy")
+        ax.set_ylabel(y_words)
+        if counts_ax is None:
+            ax.set_xlabel(x_words)
+        n_blocks = np.unique(curve.recalibrated).size
+        ax.set_title(f"CORP reliability diagram ({n_blocks} PAV blocks)")
+        ax.legend(loc="upper left", fontsize="small")
+        self.line_, self.band_, self.text_ = drawn["line"], drawn["band"], drawn["text"]
+        self.errorbar_ = self.gap_ = None
+        self.counts_ = (
+            None
+            if counts_ax is None
+            else _draw_forecast_counts(counts_ax, curve, drawn["color"], x_words)
         )
         self.figure_, self.ax_, self.counts_ax_ = ax.figure, ax, counts_ax
         return self

@@ -34,16 +34,30 @@ from calibration_toolbox.metrics._engine import (
 )
 from calibration_toolbox.metrics._intervals import ConfidenceInterval, check_confidence
 from calibration_toolbox.metrics._table import bin_intervals, consistency_bands, reduce_tables
+from calibration_toolbox.metrics.corp import (
+    SCORING_RULES,
+    CORPDecomposition,
+    asymptotic_band,
+    checked_pairs,
+    corp_terms,
+    null_refits,
+    pav_fit,
+    pooled_forecasts,
+    with_reference,
+)
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = [
     "BootstrapResult",
+    "CORPReliability",
     "ConfidenceInterval",
     "ConsistencyTestResult",
     "bin_intervals",
     "bootstrap",
     "consistency_bands",
     "consistency_test",
+    "corp_reliability",
+    "corp_test",
 ]
 
 # BCa's acceleration comes from a jackknife: leave-one-out up to this many rows (as many
@@ -677,3 +691,221 @@ def consistency_test(
     )
     pvalue = (1 + np.count_nonzero(null >= statistic)) / (n_resamples + 1)
     return ConsistencyTestResult(statistic, float(pvalue), _read_only(null))
+
+
+# -- CORP: the MCB test and the consistency band ---------------------------------------------
+#: Above this many rows (of positive weight) ``band='auto'`` takes the asymptotic band.
+CORP_ASYMPTOTIC_ROWS = 100_000
+#: Forecast values at which a band is evaluated, at most (evenly spaced distinct values).
+_CORP_BAND_POINTS = 1000
+_CORP_BANDS = ("auto", "resampling", "asymptotic")
+_check_alpha = iv.number_between(0.0, 1.0)
+
+
+def _corp_null(prob, labels, score, n_resamples, random_state, logits, sample_weight):
+    """The validated pooled forecasts, the scoring rule, the checked count and generator."""
+    rule = iv.choice(*SCORING_RULES)(score, "score")
+    n_resamples = _check_resamples(n_resamples, "n_resamples")
+    rng = _check_random_state(random_state)
+    pooled = pooled_forecasts(*checked_pairs(prob, labels, sample_weight, logits))
+    return pooled, rule, n_resamples, rng
+
+
+@with_reference
+def corp_test(
+    prob: PredictionsLike,
+    labels: ArrayLike,
+    *,
+    score: str = "brier",
+    n_resamples: int = 1000,
+    random_state: int | np.random.Generator | None = None,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+) -> ConsistencyTestResult:
+    r"""Test of calibration by CORP's miscalibration (Dimitriadis, Gneiting & Jordan 2021).
+
+    The statistic is the MCB of :func:`~calibration_toolbox.corp_decomposition` (the top
+    label's confidence against correctness, or ``Scores``).  Under the hypothesis of
+    calibration each outcome is Bernoulli(forecast): the outcomes are redrawn that way
+    ``n_resamples`` times, the forecasts kept, the PAV fit and the MCB recomputed, and
+
+    .. math:: p = \frac{1 + \#\{r : \mathrm{MCB}^{(r)} \ge \widehat{\mathrm{MCB}}\}}{R + 1},
+
+    the Monte Carlo p-value with the ``+1`` correction (valid, never 0, for any R).  The
+    draws are vectorised over the resamples (a value held by n unweighted rows gets one
+    Binomial(n, value) event count); the PAV refit is one ``isotonic_regression`` call
+    per resample.  MCB is itself biased upward on small samples: the null distribution
+    holds that bias too, so the test is exact in level whatever N.  A forecast of 0 on an
+    event (1 on a non-event) gives an infinite MCB under the log score, and p = 1/(R+1).
+
+    Parameters
+    ----------
+    prob, labels
+        As :func:`~calibration_toolbox.corp_decomposition` takes them.
+    score : {'brier', 'log'}, default 'brier'
+        The scoring rule of the MCB.
+    n_resamples : int, default 1000
+        Number of redrawn outcome sets R, at least 1.
+    random_state : None, int or numpy.random.Generator
+        Seed of the redrawing.
+    logits : bool, default False
+        ``prob`` holds logits (log-odds for ``Scores``).
+    sample_weight : array-like, shape (N,), optional
+        Row weights (a redrawn event adds its row's weight).
+
+    Returns
+    -------
+    ConsistencyTestResult
+        ``statistic`` (the observed MCB), ``pvalue`` and ``null_distribution``.
+
+    References
+    ----------
+    {corp_reference}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibration_toolbox import Scores
+    >>> from calibration_toolbox.stats import corp_test
+    >>> rng = np.random.default_rng(0)
+    >>> forecasts = rng.uniform(size=2000)
+    >>> calibrated = rng.uniform(size=2000) < forecasts
+    >>> result = corp_test(Scores(forecasts), calibrated, n_resamples=199, random_state=1)
+    >>> bool(result.pvalue > 0.05)
+    True
+    >>> overconfident = rng.uniform(size=2000) < 0.5 + 0.5 * (forecasts - 0.5)
+    >>> corp_test(Scores(forecasts), overconfident, n_resamples=99, random_state=1).pvalue
+    0.01
+    """
+    pooled, rule, n_resamples, rng = _corp_null(
+        prob, labels, score, n_resamples, random_state, logits, sample_weight
+    )
+    statistic = corp_terms(pooled, rule).miscalibration
+    _, null = null_refits(pooled, rule, n_resamples, rng, np.empty(0, dtype=np.intp))
+    pvalue = (1 + np.count_nonzero(null >= statistic)) / (n_resamples + 1)
+    return ConsistencyTestResult(statistic, float(pvalue), _read_only(null))
+
+
+@dataclass(frozen=True)
+class CORPReliability:
+    """The CORP reliability curve, its consistency band and decomposition (the diagram's data).
+
+    Attributes
+    ----------
+    forecasts : ndarray
+        The distinct forecast values, ascending.
+    recalibrated : ndarray
+        The PAV fit at each (a non-decreasing step function; its blocks are the bins).
+    weights : ndarray
+        The weighted count of rows at each distinct value.
+    decomposition : CORPDecomposition
+        Score, MCB, DSC and UNC (:func:`~calibration_toolbox.corp_decomposition`).
+    band_forecasts, band_low, band_high : ndarray
+        The consistency band: where the PAV fit of a calibrated model's outcomes falls with
+        probability ``1 - alpha`` at each of these forecasts (at most 1,000 of the distinct
+        values, evenly spaced in rank).
+    band : str
+        ``'resampling'`` or ``'asymptotic'``.
+    alpha : float
+        1 minus the band's pointwise level.
+    pvalue : float or None
+        :func:`corp_test`'s p-value from the same resamples; None with the asymptotic band.
+    """
+
+    forecasts: NDArray
+    recalibrated: NDArray
+    weights: NDArray
+    decomposition: CORPDecomposition
+    band_forecasts: NDArray
+    band_low: NDArray
+    band_high: NDArray
+    band: str
+    alpha: float
+    pvalue: float | None
+
+
+@with_reference
+def corp_reliability(
+    prob: PredictionsLike,
+    labels: ArrayLike,
+    *,
+    score: str = "brier",
+    alpha: float = 0.1,
+    band: str = "auto",
+    n_resamples: int = 100,
+    random_state: int | np.random.Generator | None = None,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+) -> CORPReliability:
+    r"""CORP reliability curve with the consistency band (Dimitriadis, Gneiting & Jordan 2021).
+
+    The curve is the PAV fit of :func:`~calibration_toolbox.corp_decomposition` against the
+    forecasts; its bins are the PAV blocks, chosen by the data.  The consistency band is
+    positioned around the diagonal: under calibration (outcomes redrawn as
+    Bernoulli(forecast), forecasts kept), the pointwise ``alpha / 2`` and ``1 - alpha / 2``
+    quantiles of the refitted PAV curves (``band='resampling'``, the quantiles of NumPy's
+    default linear rule over ``n_resamples`` refits); a curve that leaves the band signals
+    miscalibration there.  ``band='asymptotic'`` takes the limit law of the isotonic fit
+    instead, :math:`x \pm q_{1-\alpha/2} (4 x (1 - x) / (n\, g(x)))^{1/3}` with Chernoff's
+    quantile q and the estimated density g of the forecasts (Gaussian kernel, reflected at 0
+    and 1); it assumes continuous forecasts.  ``'auto'`` resamples up to
+    ``CORP_ASYMPTOTIC_ROWS`` = 100,000 rows of positive weight and is asymptotic above (the
+    paper gives both; this threshold is the library's choice: at 100,000 rows the
+    resampling band takes about 0.5 s, and the two bands' widths agree within 20 % at 20,000).
+
+    Parameters
+    ----------
+    prob, labels, score, logits, sample_weight
+        As :func:`corp_test`.
+    alpha : float, default 0.1
+        The band has pointwise level ``1 - alpha`` (the paper's figures: 90 %).
+    band : {'auto', 'resampling', 'asymptotic'}, default 'auto'
+        How the band is computed.
+    n_resamples : int, default 100
+        Resamples of the resampling band (and of its p-value).
+    random_state : None, int or numpy.random.Generator
+        Seed of the resampling.
+
+    Returns
+    -------
+    CORPReliability
+
+    References
+    ----------
+    {corp_reference}
+    .. [2] F. T. Wright, "The asymptotic behavior of monotone regression estimates", Annals
+       of Statistics 9(2), 1981.
+    """
+    pooled, rule, n_resamples, rng = _corp_null(
+        prob, labels, score, n_resamples, random_state, logits, sample_weight
+    )
+    alpha = _check_alpha(alpha, "alpha")
+    band = iv.choice(*_CORP_BANDS)(band, "band")
+    if band == "auto":
+        rows = pooled.weights.sum() if pooled.row_values is None else pooled.row_values.size
+        band = "asymptotic" if rows > CORP_ASYMPTOTIC_ROWS else "resampling"
+    fit = pav_fit(pooled)
+    decomposition = corp_terms(pooled, rule, fit)
+    n_values = pooled.values.size
+    at = np.unique(np.linspace(0, n_values - 1, min(n_values, _CORP_BAND_POINTS)).round())
+    at = at.astype(np.intp)
+    pvalue = None
+    if band == "asymptotic":
+        low, high = asymptotic_band(pooled, alpha, pooled.values[at])
+    else:
+        fits, null = null_refits(pooled, rule, n_resamples, rng, at)
+        low, high = np.quantile(fits, [alpha / 2, 1 - alpha / 2], axis=0)
+        statistic = decomposition.miscalibration
+        pvalue = float((1 + np.count_nonzero(null >= statistic)) / (n_resamples + 1))
+    return CORPReliability(
+        pooled.values,
+        fit,
+        pooled.weights,
+        decomposition,
+        pooled.values[at],
+        low,
+        high,
+        band,
+        alpha,
+        pvalue,
+    )

@@ -43,7 +43,7 @@ from calibration_toolbox.metrics import (
     calibration_table,
 )
 from calibration_toolbox.scores import Scores
-from calibration_toolbox.stats import bootstrap
+from calibration_toolbox.stats import CORPReliability, bootstrap, corp_reliability
 
 __all__ = [
     "SIGNIFICANCE",
@@ -73,6 +73,7 @@ class Report:
     notes: list[str]
     tables: dict[str, CalibrationTable] = field(default_factory=dict)
     class_tables: dict[str, CalibrationTable] | None = None
+    corp_curves: dict[str, CORPReliability] = field(default_factory=dict)
 
 
 def _number(value: float) -> float | None:
@@ -330,6 +331,10 @@ class InMemory:
         if options.ci:
             entry["intervals"] = _intervals(data, options)
         entry["reliability"] = reliability(table)
+        if options.corp_figures:  # the CORP diagram of the HTML page, seeded by --seed
+            report.corp_curves[name] = corp_reliability(
+                prob, labels, logits=logits, random_state=options.seed
+            )
         if options.class_tables and not scores:
             # Every entry P(y = k) of every row (top_k_classes="all"), as SCE bins them: the
             # default top_k_classes=1 would keep only the rows that predict k.

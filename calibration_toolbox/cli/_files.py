@@ -69,7 +69,9 @@ def html_page(report: Report) -> str:
             "--html needs the HTML renderer (calibration_toolbox._html), which this "
             "installation lacks."
         ) from None
-    return render_report(report.document, report.tables, report.class_tables)
+    return render_report(
+        report.document, report.tables, report.class_tables, corp_curves=report.corp_curves
+    )
 
 
 def write_html(outputs: Batch, path: str, report: Report) -> None:

@@ -9,6 +9,7 @@ matched without regard to case.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -62,6 +63,23 @@ class Metric:
         return float(self.function(prob, labels, **self.keywords(bins, logits)))
 
 
+#: The report shows one number per name: a metric returning several terms is reported as one
+#: name per term (``--metrics CORP`` gives the columns CORP_MCB, CORP_DSC and CORP_UNC).
+TERMS: dict[str, dict[str, str]] = {
+    "CORP": {"MCB": "miscalibration", "DSC": "discrimination", "UNC": "uncertainty"},
+}
+
+
+def _term(function: Callable[..., object], field: str) -> Callable[..., float]:
+    """The metric that is the term ``field`` of ``function``'s result."""
+
+    def term(prob, labels, **options: object) -> float:
+        return getattr(function(prob, labels, **options), field)
+
+    term.__name__ = f"{getattr(function, '__name__', 'metric')}.{field}"
+    return term
+
+
 def _of_row(row: registry.MetricSpec, name: str, **options: object) -> Metric:
     """The command line's metric ``name`` of a registry row (``options`` added to its own)."""
     stream = None if row.stream is None else row.stream.name
@@ -84,9 +102,22 @@ METRICS: dict[str, Metric] = {
     for row in registry.command_line()
     if row is not _TOP_R_ROW
 }
+#: The report's names of the terms of the multi-valued metrics (``CORP_MCB``: CORP's MCB).
+TERM_METRICS: dict[str, tuple[Metric, ...]] = {
+    name: tuple(
+        dataclasses.replace(
+            METRICS[name], name=f"{name}_{short}", function=_term(METRICS[name].function, field)
+        )
+        for short, field in fields.items()
+    )
+    for name, fields in TERMS.items()
+}
 #: The report's metrics without ``--metrics`` (the class-wise ones are left out with --scores).
 DEFAULT_METRICS = ("ECE", "MCE", "RMSCE", "SCE", "ACE", "TACE", "Brier", "NLL")
-_BY_LOWER_NAME = {name.lower(): metric for name, metric in METRICS.items()}
+_BY_LOWER_NAME = {
+    **{name.lower(): metric for name, metric in METRICS.items()},
+    **{term.name.lower(): term for terms in TERM_METRICS.values() for term in terms},
+}
 _TOP_R = re.compile(r"top([1-9][0-9]*)ce", flags=re.IGNORECASE)
 
 
@@ -114,5 +145,6 @@ def parse_metrics(text: str | None) -> tuple[Metric, ...]:
         if metric is None:
             valid = ", ".join([*METRICS, "Top<r>CE (e.g. Top2CE)"])
             raise ValueError(f"--metrics: unknown metric {name!r}; valid names: {valid}.")
-        metrics.setdefault(metric.name, metric)  # a name given twice is reported once
+        for term in TERM_METRICS.get(metric.name, (metric,)):
+            metrics.setdefault(term.name, term)  # a name given twice is reported once
     return tuple(metrics.values())

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from calibration_toolbox.cli._methods import METHODS, Method, parse_methods
-from calibration_toolbox.cli._metrics import Metric, parse_metrics
+from calibration_toolbox.cli._metrics import TERM_METRICS, Metric, parse_metrics
 from calibration_toolbox.cli._parser import UsageError
 
 __all__ = [
@@ -92,6 +92,8 @@ class ReportOptions:
     ci: bool = False
     n_resamples: int = 200
     seed: int = 0
+    corp_figures: bool = False
+    """Whether to compute the CORP curves (``--html`` with ``--metrics CORP``)."""
 
 
 @dataclass(frozen=True)
@@ -337,11 +339,13 @@ def report_request(args: argparse.Namespace) -> ReportRequest:
             "--classes-file": args.classes_file,
         },
     )
+    metrics = _metrics(args)
     report = ReportOptions(
         bins=args.bins,
-        metrics=_metrics(args),
+        metrics=metrics,
         per_class=args.per_class,
         class_tables=args.per_class or args.html is not None,
+        corp_figures=args.html is not None and any(m in TERM_METRICS["CORP"] for m in metrics),
         ci=args.ci,
         n_resamples=200 if args.n_resamples is None else args.n_resamples,
         seed=0 if args.seed is None else args.seed,

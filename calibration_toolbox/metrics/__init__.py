@@ -1,5 +1,6 @@
 """Calibration metrics and proper scoring rules."""
 
+from calibration_toolbox.metrics.corp import CORPDecomposition, corp_decomposition
 from calibration_toolbox.metrics.cumulative import KSCE, ECESweep, ECESweepResult, KuiperCE
 from calibration_toolbox.metrics.decomposition import BrierDecomposition, brier_decomposition
 from calibration_toolbox.metrics.gce import (
@@ -41,6 +42,7 @@ __all__ = [
     "TCE",
     "UCE",
     "BrierDecomposition",
+    "CORPDecomposition",
     "CalibrationTable",
     "ECESweep",
     "ECESweepResult",
@@ -52,6 +54,7 @@ __all__ = [
     "brier_decomposition",
     "brier_score",
     "calibration_table",
+    "corp_decomposition",
     "expected_calibration_error",
     "negative_log_likelihood",
 ]

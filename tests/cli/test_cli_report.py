@@ -28,10 +28,11 @@ from calibration_toolbox import (
     ToprCE,
     VectorScaling,
     brier_score,
+    corp_decomposition,
     negative_log_likelihood,
 )
 from calibration_toolbox.cli import main
-from calibration_toolbox.cli._metrics import METRICS
+from calibration_toolbox.cli._metrics import METRICS, parse_metrics
 from calibration_toolbox.stats import bootstrap
 from tests.conftest import synthetic_example
 
@@ -169,7 +170,8 @@ def test_every_metric_by_name_is_the_apis(files, capsys):
     names = [*METRICS, "top2ce"]
     report = _json(capsys, files / "p.npz", "--metrics", ",".join(names), "--bins", "12")
     values = report["results"][0]["metrics"]
-    assert list(values) == [*METRICS, "Top2CE"]
+    reported = parse_metrics(",".join(METRICS))  # CORP: CORP_MCB, CORP_DSC, CORP_UNC
+    assert list(values) == [*(metric.name for metric in reported), "Top2CE"]
     expected = {
         "ECE": ECE(prob, labels, bins=12),
         "SCE": SCE(prob, labels, bins=12),
@@ -181,8 +183,14 @@ def test_every_metric_by_name_is_the_apis(files, capsys):
     }
     for name, value in expected.items():
         assert_allclose(values[name], value, rtol=1e-12, err_msg=name)
-    for name, metric in METRICS.items():
-        assert_allclose(values[name], metric(prob, labels, bins=12, logits=False), rtol=1e-12)
+    corp = corp_decomposition(prob, labels)
+    expected = {"CORP_MCB": corp.miscalibration, "CORP_DSC": corp.discrimination}
+    for name, value in {**expected, "CORP_UNC": corp.uncertainty}.items():
+        assert_allclose(values[name], value, rtol=1e-12, err_msg=name)
+    for metric in reported:
+        assert_allclose(
+            values[metric.name], metric(prob, labels, bins=12, logits=False), rtol=1e-12
+        )
 
 
 def test_an_unknown_metric_or_method_lists_the_valid_names(files, capsys):
