@@ -35,6 +35,7 @@ from calibration_toolbox.metrics._engine import (
 )
 from calibration_toolbox.metrics._intervals import ConfidenceInterval, check_confidence
 from calibration_toolbox.metrics._table import bin_intervals, consistency_bands, reduce_tables
+from calibration_toolbox.metrics.clinical import top_label_pairs
 from calibration_toolbox.metrics.cumulative import walk_extremes
 from calibration_toolbox.scores import PredictionsLike, Scores
 
@@ -768,21 +769,6 @@ def _two_sided_normal_sf(z: float) -> float:
     return 2 * float(ndtr(-abs(z)))
 
 
-def _top_label_pairs(
-    prob, labels, logits, sample_weight, renormalize
-) -> tuple[NDArray, NDArray, NDArray | None]:
-    """Validated top-label (score, target) pairs and weights (their ratios only count)."""
-    checked = iv.check_predictions(
-        prob, labels, logits=logits, renormalize=renormalize, top_label=True
-    )
-    scores, targets = checked.top_label()
-    return (
-        scores,
-        targets,
-        iv.check_sample_weight(sample_weight, checked.n_samples, scale_free=True),
-    )
-
-
 def _weighted_mean(values: NDArray, weights: NDArray | None) -> float:
     """``sum(w * values) / sum(w)``, the plain mean without weights."""
     if weights is None:
@@ -814,7 +800,9 @@ def _tested(
 
 def _cumulative_test(prob, labels, logits, sample_weight, renormalize, kuiper: bool):
     """KS (``kuiper=False``) or Kuiper test of the top-label walk."""
-    scores, targets, weights = _top_label_pairs(prob, labels, logits, sample_weight, renormalize)
+    scores, targets, weights = top_label_pairs(
+        prob, labels, logits, sample_weight, renormalize, scale_free=True
+    )
     high, low = walk_extremes(scores, targets, weights)
     scores = scores.astype(np.float64, copy=False)
     sigma = _null_sd(scores * (1 - scores), weights)
@@ -1048,7 +1036,9 @@ def spiegelhalter_test(
     >>> round(result.scaled_statistic, 3), round(result.pvalue, 3)
     (-0.757, 0.449)
     """
-    scores, targets, weights = _top_label_pairs(prob, labels, logits, sample_weight, renormalize)
+    scores, targets, weights = top_label_pairs(
+        prob, labels, logits, sample_weight, renormalize, scale_free=True
+    )
     scores = scores.astype(np.float64, copy=False)
     slopes = 1 - 2 * scores
     statistic = _weighted_mean((targets - scores) * slopes, weights)

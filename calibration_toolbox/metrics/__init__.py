@@ -1,5 +1,14 @@
 """Calibration metrics and proper scoring rules."""
 
+from calibration_toolbox.metrics.clinical import (
+    E50,
+    E90,
+    ICI,
+    CalibrationSlopeIntercept,
+    HosmerLemeshowResult,
+    calibration_slope_intercept,
+    hosmer_lemeshow,
+)
 from calibration_toolbox.metrics.cumulative import KSCE, ECESweep, ECESweepResult, KuiperCE
 from calibration_toolbox.metrics.decomposition import BrierDecomposition, brier_decomposition
 from calibration_toolbox.metrics.gce import (
@@ -28,8 +37,11 @@ from calibration_toolbox.scores import Scores
 __all__ = [
     "ACE",
     "CWCE",
+    "E50",
+    "E90",
     "ECE",
     "GCE",
+    "ICI",
     "KSCE",
     "MCE",
     "MMCE",
@@ -41,9 +53,11 @@ __all__ = [
     "TCE",
     "UCE",
     "BrierDecomposition",
+    "CalibrationSlopeIntercept",
     "CalibrationTable",
     "ECESweep",
     "ECESweepResult",
+    "HosmerLemeshowResult",
     "KuiperCE",
     "Scores",
     "SmoothECE",
@@ -51,7 +65,9 @@ __all__ = [
     "ToprCE",
     "brier_decomposition",
     "brier_score",
+    "calibration_slope_intercept",
     "calibration_table",
     "expected_calibration_error",
+    "hosmer_lemeshow",
     "negative_log_likelihood",
 ]
