@@ -284,9 +284,9 @@ _TABLE: list[MetricSpec] = [
         not_streamed=f"{_EQUAL_MASS} (its groups of risk)",
         bootstrap=None,
     ),
-    MetricSpec("ICI", scores=True, not_streamed=_SMOOTHED),
-    MetricSpec("E50", scores=True, not_streamed=_SMOOTHED),
-    MetricSpec("E90", scores=True, not_streamed=_SMOOTHED),
+    MetricSpec("ICI", scores=True, not_streamed=_SMOOTHED, command_line="ICI"),
+    MetricSpec("E50", scores=True, not_streamed=_SMOOTHED, command_line="E50"),
+    MetricSpec("E90", scores=True, not_streamed=_SMOOTHED, command_line="E90"),
     MetricSpec(
         "brier_score",
         scores=True,
