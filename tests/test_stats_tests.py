@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -427,3 +428,59 @@ def test_bad_input(test):
 def test_spiegelhalter_refuses_scores_of_one_half():
     with pytest.raises(ValueError, match=r"variance of 0 .*0, 1/2 or 1\)"):
         spiegelhalter_test(Scores([0.5, 0.5, 1.0]), [0, 1, 1])
+
+
+# -- the command line's report ---------------------------------------------------------------
+def test_the_report_holds_the_tests_of_every_column(tmp_path, capsys):
+    import json
+
+    from calibration_toolbox.cli import main
+
+    prob, labels = tempered(np.random.default_rng(30), 2000, k=4)
+    np.savez(tmp_path / "t.npz", probs=prob, labels=labels)
+    assert main(["report", str(tmp_path / "t.npz"), "--json"]) == 0
+    (whole,) = json.loads(capsys.readouterr().out)["results"]
+    for name, test in zip(["KS", "Kuiper", "Spiegelhalter"], TESTS, strict=True):
+        assert whole["tests"][name] == dataclasses.asdict(test(prob, labels))
+    # a recalibrated column has its own tests (on the held-out half, as its metrics)
+    assert main(["report", str(tmp_path / "t.npz"), "--method", "temperature", "--json"]) == 0
+    before, after = json.loads(capsys.readouterr().out)["results"]
+    assert set(after["tests"]) == {"KS", "Kuiper", "Spiegelhalter"}
+    assert after["tests"]["KS"]["pvalue"] > before["tests"]["KS"]["pvalue"]
+
+    assert main(["report", str(tmp_path / "t.npz")]) == 0
+    text = capsys.readouterr().out
+    assert "calibration tests (H0: calibrated)" in text
+    assert re.search(r"^KS +\S+$", text, flags=re.MULTILINE)
+    assert re.search(r"^Spiegel\. Z +\S+$", text, flags=re.MULTILINE)
+    block = text.split("calibration tests")[1].split("\n\n")[0]
+    assert all(len(line) <= 80 for line in block.splitlines())
+
+
+def test_the_report_leaves_an_undefined_test_blank(tmp_path, capsys):
+    import json
+
+    from calibration_toolbox.cli import main
+
+    scores = np.array([0.5, 0.5, 0.5, 0.5, 0.2, 0.8])
+    np.savez(tmp_path / "s.npz", confidence=scores, correct=np.array([1, 0, 1, 0, 0, 1]))
+    assert main(["report", str(tmp_path / "s.npz"), "--scores", "--json"]) == 0
+    tests = json.loads(capsys.readouterr().out)["results"][0]["tests"]
+    assert tests["KS"] is not None and tests["Spiegelhalter"] is not None
+    np.savez(tmp_path / "h.npz", confidence=np.full(4, 0.5), correct=np.array([1, 0, 1, 0]))
+    assert main(["report", str(tmp_path / "h.npz"), "--scores", "--json"]) == 0
+    tests = json.loads(capsys.readouterr().out)["results"][0]["tests"]
+    assert tests["Spiegelhalter"] is None and tests["KS"]["pvalue"] == 1.0
+
+
+def test_the_html_page_shows_the_tests():
+    from calibration_toolbox._html import _test_section
+
+    results = [
+        {"method": "uncalibrated", "tests": {"KS": {"pvalue": 2.2e-16, "scaled_statistic": 45.0}}},
+        {"method": "temperature", "tests": {"KS": None}},
+    ]
+    section = _test_section(results)
+    assert '<table id="tests">' in section and "p = 2.2e-16" in section
+    assert "45.00 sigmas" in section
+    assert _test_section([{"method": "uncalibrated", "metrics": {}}]) == ""
