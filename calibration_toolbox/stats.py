@@ -687,8 +687,9 @@ def consistency_test(
 
 
 # -- tests of calibration with p-values: Tygert's cumulative tests, Spiegelhalter's Z ------
-#: p-values are floored here: the series below are accurate to a few units of it, and the
-#: Brownian limit behind them is far less accurate than that in its extreme tail.
+#: p-values are floored at machine epsilon (as mcgrad reports them): the series below stay
+#: exact further out, but the Brownian limit behind them is far less accurate than that in
+#: its extreme tail, so a smaller number would promise digits it does not have.
 _EPSILON = float(np.finfo(np.float64).eps)
 #: Each distribution is a series that converges fast below its switch (a theta-function
 #: series in exp(-c / x**2)) and one above it (the method of images, in normal tails).

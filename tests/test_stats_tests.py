@@ -276,6 +276,23 @@ def mapie_walk(scores, targets):
     return np.cumsum(targets[order] - jittered[order]) / len(scores)
 
 
+def mapie_pvalues(ks, kuiper, epsilon=1e-8):
+    """MAPIE 1.6.0's p-values of its scaled statistics: 1 - cdf, each theta series cut at
+    its kmax for an error of ``epsilon`` (its EPSILON, 1e-8)."""
+    pi = np.pi
+    kmax = int(np.ceil(0.5 + ks * np.sqrt(2) / pi * np.sqrt(np.log(4 / (pi * epsilon)))))
+    half = np.arange(kmax) + 0.5
+    ks_cdf = (
+        2 / pi * np.sum((-1.0) ** np.arange(kmax) / half * np.exp(-((half * pi / ks) ** 2) / 2))
+    )
+    factor = 4 / (np.sqrt(2 * pi) * epsilon) * (1 / kuiper + kuiper / pi**2)
+    kmax = int(np.ceil(0.5 + kuiper / (pi * np.sqrt(2)) * np.sqrt(np.log(factor))))
+    half = np.arange(kmax) + 0.5
+    weights = 8 / kuiper**2 + 2 / (half * pi) ** 2
+    kuiper_cdf = np.sum(weights * np.exp(-2 * (half * pi / kuiper) ** 2))
+    return 1 - ks_cdf, 1 - kuiper_cdf
+
+
 @pytest.mark.parametrize("name", list(MAPIE))
 def test_mapie_reproduced_and_compared(name):
     scores, targets, _ = synthetic_sets()[name]
@@ -285,6 +302,8 @@ def test_mapie_reproduced_and_compared(name):
     sigma = np.sqrt(np.sum(scores * (1 - scores))) / len(scores)
     assert_allclose(np.abs(walk).max() / sigma, ks, rtol=1e-12)
     assert_allclose(np.ptp(walk) / sigma, kuiper, rtol=1e-12)
+    # 1 - cdf: the order of the sum (a loop there, np.sum here) moves it by a few ulps of 1
+    assert_allclose(mapie_pvalues(ks, kuiper), [ks_p, kuiper_p], rtol=1e-12, atol=1e-15)
     # ours: no jitter (a relative change of 1e-8 in the scores), the origin in the walk
     ks_result = ks_test(Scores(scores), targets)
     kuiper_result = kuiper_test(Scores(scores), targets)

@@ -362,9 +362,9 @@ def hosmer_lemeshow(
     logits : bool, default False
         ``prob`` holds logits; the softmax is applied first.
     sample_weight : array-like, shape (N,), optional
-        Non-negative case weights: the counts become weighted counts, so integer weights
-        give the test of duplicated rows (their scale counts).  The groups are still cut
-        by rank, as the equal-mass bins of the other measures.
+        Non-negative case weights: the counts become weighted counts and the groups hold
+        equal weight (the weighted equal-mass bins of the other measures), so integer
+        weights give the test of duplicated rows (their scale counts).
     renormalize : bool, default False
         Divide each row of ``prob`` by its sum first.
     classes : array-like of str or numbers, shape (K,), optional

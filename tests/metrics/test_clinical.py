@@ -253,6 +253,11 @@ def test_hosmer_lemeshow_ties_weights_and_errors():
     counts = np.array([1, 2, 1, 3, 1, 1, 2, 1, 1, 2])
     weighted = hosmer_lemeshow(Scores(risks), events, bins=5, sample_weight=counts)
     assert weighted.statistic != result.statistic
+    duplicated = hosmer_lemeshow(
+        Scores(np.repeat(risks, counts)), np.repeat(events, counts), bins=5
+    )
+    assert_allclose(weighted.statistic, duplicated.statistic, rtol=1e-12)
+    assert weighted.dof == duplicated.dof
     with pytest.raises(ValueError, match="at least 3 non-empty groups"):
         hosmer_lemeshow(Scores([0.5, 0.5, 0.2]), [0, 1, 1], bins=3)
     with pytest.raises(ValueError, match="`bins`"):
