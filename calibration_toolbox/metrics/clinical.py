@@ -425,14 +425,17 @@ def _hosmer_lemeshow_of(counts: NDArray, expected: NDArray, observed: NDArray, f
             argument="prob",
             n_groups=len(counts),
         )
-    variances = expected * (1 - expected / counts)
+    # in means, n_g (ybar - sbar)^2 / (sbar (1 - sbar)): no square of a weighted count,
+    # which overflows for weights near 2**900 where the statistic itself does not
+    mean_score, mean_target = expected / counts, observed / counts
+    variances = mean_score * (1 - mean_score)
     if not (variances > 0).all():
         raise InputError(
             "{prob} has a group whose scores are all 0 or all 1 (its binomial variance is "
             "0): the test is undefined.",
             argument="prob",
         )
-    statistic = float(np.sum((observed - expected) ** 2 / variances))
+    statistic = float(np.sum(counts * ((mean_target - mean_score) ** 2 / variances)))
     dof = len(counts) - fitted
     return HosmerLemeshowResult(statistic, dof, float(chdtrc(dof, statistic)), len(counts))
 

@@ -420,3 +420,14 @@ def test_normal_quantile_of_the_interval():
     result = calibration_slope_intercept(Scores([0.2, 0.4, 0.6, 0.7]), [0, 1, 0, 1])
     z = (result.slope_interval.high - result.slope) / result.slope_se
     assert_allclose(ndtr(z), 0.975, rtol=1e-12)
+
+
+def test_hosmer_lemeshow_of_weights_near_the_top_of_float64():
+    # weighted counts of 1e271: their squares overflow, the statistic does not
+    rng = np.random.default_rng(25)
+    risks, events = risks_and_events(rng, 500, slope=0.8)
+    weights = np.ones(500)
+    result = hosmer_lemeshow(Scores(risks), events, sample_weight=weights)
+    huge = hosmer_lemeshow(Scores(risks), events, sample_weight=weights * 2.0**900)
+    assert_allclose(huge.statistic, result.statistic * 2.0**900, rtol=1e-12)
+    assert huge.pvalue == 0.0 and huge.dof == result.dof
