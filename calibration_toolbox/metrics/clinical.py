@@ -50,19 +50,20 @@ _SCORE_TOLERANCE = 1e-10
 
 
 def top_label_pairs(
-    prob, labels, logits, sample_weight, renormalize, *, scale_free: bool
+    prob, labels, logits, sample_weight, renormalize, *, scale_free: bool, weightless=False
 ) -> tuple[NDArray, NDArray, NDArray | None]:
     """Validated top-label (score, target) pairs and weights, rows of weight 0 removed.
 
     The validation of every measure here and of the tests of :mod:`calibration_toolbox.stats`
-    (``scale_free``: as :func:`~calibration_toolbox._validation.check_sample_weight`).
+    (``scale_free``: as :func:`~calibration_toolbox._validation.check_sample_weight`);
+    ``weightless=True`` keeps the rows of weight 0 (so that a message can name a row).
     """
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=True
     )
     scores, targets = checked.top_label()
     weights = iv.check_sample_weight(sample_weight, checked.n_samples, scale_free=scale_free)
-    if weights is not None:
+    if weights is not None and not weightless:
         positive = weights > 0
         scores, targets, weights = scores[positive], targets[positive], weights[positive]
     return scores, targets, weights
@@ -102,12 +103,18 @@ class CalibrationSlopeIntercept:
     confidence_level: float
 
 
-def _log_odds(scores: NDArray, clip: float | None) -> NDArray:
-    """``logit(s)`` in float64; scores of 0 or 1 refused unless clipped to [clip, 1 - clip]."""
+def _log_odds(scores: NDArray, weights: NDArray | None, clip: float | None) -> NDArray:
+    """``logit(s)`` in float64; a score of 0 or 1 of positive weight refused (or clipped).
+
+    With ``clip`` the scores are first clipped to ``[clip, 1 - clip]``.
+    """
     scores = scores.astype(np.float64)
     if clip is not None:
         np.clip(scores, clip, 1 - clip, out=scores)
-    outside = np.flatnonzero((scores <= 0) | (scores >= 1))
+    infinite = (scores <= 0) | (scores >= 1)
+    if weights is not None:
+        infinite &= weights > 0
+    outside = np.flatnonzero(infinite)
     if outside.size:
         raise InputError(
             "{prob} must hold scores strictly between 0 and 1 for the logistic "
@@ -259,8 +266,12 @@ def calibration_slope_intercept(
     level = check_confidence(confidence_level, "confidence_level")
     clip = None if clip is None else _check_clip(clip, "clip")
     scores, targets, weights = top_label_pairs(
-        prob, labels, logits, sample_weight, renormalize, scale_free=False
+        prob, labels, logits, sample_weight, renormalize, scale_free=False, weightless=True
     )
+    log_odds = _log_odds(scores, weights, clip)
+    if weights is not None:
+        positive = weights > 0
+        log_odds, targets, weights = log_odds[positive], targets[positive], weights[positive]
     if targets.all() or not targets.any():
         raise InputError(
             "{labels} must hold both outcomes (0 and 1, or correct and wrong) for the "
@@ -268,7 +279,6 @@ def calibration_slope_intercept(
             argument="labels",
             value=int(targets[0]),
         )
-    log_odds = _log_odds(scores, clip)
     ones = np.ones((len(log_odds), 1))
     (a_b, covariance) = _logistic_fit(np.column_stack([ones, log_odds]), 0.0, targets, weights)
     (a0,), covariance0 = _logistic_fit(ones, log_odds, targets, weights)

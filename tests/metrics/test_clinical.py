@@ -192,6 +192,11 @@ def test_scores_of_zero_or_one_are_refused_unless_clipped():
     risks, events = np.array([0.2, 1.0, 0.5, 0.7]), np.array([0, 1, 1, 0])
     with pytest.raises(ValueError, match=r"strictly between 0 and 1 .*row 1.*`clip=`"):
         calibration_slope_intercept(Scores(risks), events)
+    # the row named is the caller's, rows of weight 0 counted (and a weightless 1.0 kept)
+    with pytest.raises(ValueError, match=r"got 1.0 \(row 3\)"):
+        calibration_slope_intercept(
+            Scores([1.0, 0.2, 0.5, 1.0, 0.7]), [1, 0, 1, 1, 0], sample_weight=[0, 1, 1, 1, 1]
+        )
     clipped = calibration_slope_intercept(Scores(risks), events, clip=1e-7)
     assert clipped == calibration_slope_intercept(Scores([0.2, 1 - 1e-7, 0.5, 0.7]), events)
 
