@@ -121,8 +121,8 @@ def render_report(
         The report document of ``calibration-toolbox report --format json``: ``file``,
         ``command``, ``versions``, ``n``, ``bins``, ``metrics`` and one entry of
         ``results`` per method (``method``, ``parameters``, ``accuracy``, ``metrics`` and,
-        when present, ``warnings``, ``intervals`` and ``per_class``); ``warnings``, when
-        present, lists those of the file.
+        when present, ``warnings``, ``intervals``, ``per_class`` and ``tests``);
+        ``warnings``, when present, lists those of the file.
     tables : mapping of str to CalibrationTable
         The pooled top-label table of every method of ``report["results"]``; the
         reliability diagrams and confidence histograms are drawn from them.  Each method
@@ -158,6 +158,7 @@ def render_report(
         _facts(report),
         _warning_section(report, results),
         _metric_section(report, results),
+        _test_section(results),
         _parameter_section(results),
         _figure_section(methods, pooled, figures, scores=report.get("input") == "scores"),
         _corp_section(_check_corp_curves(corp_curves, methods), figures),
@@ -360,6 +361,33 @@ def _metric_section(report: Mapping[str, Any], results: list[Mapping[str, Any]])
         "<h2>Metrics</h2>"
         f'<p class="note">Measured{rows_text}, one column per method. {note}</p>'
         f'<div class="scroll"><table id="metrics"><thead><tr><th>metric</th>{head}</tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _test_section(results: list[Mapping[str, Any]]) -> str:
+    """The tests with p-values of each method (files read whole only): p, then sigmas."""
+    if not any(result.get("tests") for result in results):
+        return ""
+    head = "".join(f"<th>{_text(result['method'])}</th>" for result in results)
+    rows = []
+    for name in dict.fromkeys(_keys(results, "tests")):
+        cells = []
+        for result in results:
+            test = result.get("tests", {}).get(name)
+            text = "" if test is None else (
+                f"p = {float(test['pvalue']):.2g}"
+                f'<span class="interval">{float(test["scaled_statistic"]):.2f} sigmas</span>'
+            )  # fmt: skip
+            cells.append(f'<td class="num">{text}</td>')
+        rows.append(f"<tr><th>{_text(name)}</th>{''.join(cells)}</tr>")
+    return (
+        "<h2>Calibration tests</h2>"
+        '<p class="note">The p-value of "the model is calibrated" and the statistic in '
+        "standard deviations under that hypothesis: Kolmogorov-Smirnov and Kuiper of the "
+        "cumulative walk (Tygert's scaling), Spiegelhalter's Z. A p-value of 2.2e-16 is the "
+        "floor (machine epsilon); a blank cell, a test the scores leave undefined.</p>"
+        f'<div class="scroll"><table id="tests"><thead><tr><th>test</th>{head}</tr>'
         f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 

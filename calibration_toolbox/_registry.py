@@ -143,6 +143,7 @@ _Metric = TypeVar("_Metric", bound=Callable[..., object])
 _EQUAL_MASS = "its equal-mass edges depend on all the rows"
 _SORTED = "it walks the scores sorted over all the rows"
 _PAIRS = "its kernel couples every pair of rows"
+_SMOOTHED = "its smoothed calibration curve and bandwidth need all the rows"
 _TOP_LABEL = {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1}
 _CLASS_WISE = {"class_conditional": True, "adaptive_bins": False, "top_k_classes": "all"}
 _ECE = {**_TOP_LABEL, "norm": 1}
@@ -277,6 +278,22 @@ _TABLE: list[MetricSpec] = [
         not_streamed="its kernel smoothing and bandwidth need all the rows",
         command_line="SmoothECE",
     ),
+    MetricSpec(
+        "calibration_slope_intercept",
+        scores=True,
+        not_streamed="its logistic fits iterate over all the rows",
+        bootstrap=None,
+    ),
+    _binned(
+        "hosmer_lemeshow",
+        {},
+        scores=True,
+        not_streamed=f"{_EQUAL_MASS} (its groups of risk)",
+        bootstrap=None,
+    ),
+    MetricSpec("ICI", scores=True, not_streamed=_SMOOTHED, command_line="ICI"),
+    MetricSpec("E50", scores=True, not_streamed=_SMOOTHED, command_line="E50"),
+    MetricSpec("E90", scores=True, not_streamed=_SMOOTHED, command_line="E90"),
     MetricSpec(
         "brier_score",
         scores=True,

@@ -24,6 +24,7 @@ from scipy.special import ndtr, ndtri
 from calibration_toolbox import _registry as registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._arrays import is_dask_input
+from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.metrics._engine import (
@@ -34,6 +35,7 @@ from calibration_toolbox.metrics._engine import (
 )
 from calibration_toolbox.metrics._intervals import ConfidenceInterval, check_confidence
 from calibration_toolbox.metrics._table import bin_intervals, consistency_bands, reduce_tables
+from calibration_toolbox.metrics.clinical import top_label_pairs
 from calibration_toolbox.metrics.corp import (
     SCORING_RULES,
     CORPDecomposition,
@@ -45,11 +47,13 @@ from calibration_toolbox.metrics.corp import (
     pooled_forecasts,
     with_reference,
 )
+from calibration_toolbox.metrics.cumulative import walk_extremes
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = [
     "BootstrapResult",
     "CORPReliability",
+    "CalibrationTestResult",
     "ConfidenceInterval",
     "ConsistencyTestResult",
     "bin_intervals",
@@ -58,6 +62,9 @@ __all__ = [
     "consistency_test",
     "corp_reliability",
     "corp_test",
+    "ks_test",
+    "kuiper_test",
+    "spiegelhalter_test",
 ]
 
 # BCa's acceleration comes from a jackknife: leave-one-out up to this many rows (as many
@@ -909,3 +916,364 @@ def corp_reliability(
         alpha,
         pvalue,
     )
+
+
+# -- tests of calibration with p-values: Tygert's cumulative tests, Spiegelhalter's Z ------
+#: p-values are floored at machine epsilon (as mcgrad reports them): the series below stay
+#: exact further out, but the Brownian limit behind them is far less accurate than that in
+#: its extreme tail, so a smaller number would promise digits it does not have.
+_EPSILON = float(np.finfo(np.float64).eps)
+#: Each distribution is a series that converges fast below its switch (a theta-function
+#: series in exp(-c / x**2)) and one above it (the method of images, in normal tails).
+#: Both agree to 1e-15 at the switch, where 8 and 12 terms leave under 1e-40 out.
+_MAX_ABS_SWITCH = 1.0
+_RANGE_SWITCH = 2.0
+_FOURIER_TERMS = np.arange(8)
+_IMAGE_TERMS = np.arange(1, 13)
+
+
+@dataclass(frozen=True)
+class CalibrationTestResult:
+    r"""Result of :func:`ks_test`, :func:`kuiper_test` and :func:`spiegelhalter_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        The test's measure on its own scale: the largest absolute value (KS) or the range
+        (Kuiper) of the cumulative walk, :func:`~calibration_toolbox.KSCE` and
+        :func:`~calibration_toolbox.KuiperCE`; for Spiegelhalter the Brier score minus its
+        expectation under calibration, :math:`\sum_i w_i (y_i - s_i)(1 - 2 s_i) / \sum_i w_i`.
+    sigma : float
+        The standard deviation that scales it, under the hypothesis of calibration.
+    scaled_statistic : float
+        ``statistic / sigma``: Tygert's scaled KS or Kuiper statistic, Spiegelhalter's Z.
+    pvalue : float
+        The p-value of "the model is calibrated", at least machine epsilon (2.2e-16).
+    """
+
+    statistic: float
+    sigma: float
+    scaled_statistic: float
+    pvalue: float
+
+
+def _max_abs_brownian_sf(x: float) -> float:
+    r""":math:`P(\max_{0 \le t \le 1} |B(t)| \ge x)` for a standard Brownian motion B.
+
+    Below 1 the theta-function series :math:`1 - \frac4\pi \sum_{k \ge 0}
+    \frac{(-1)^k}{2k+1} e^{-(2k+1)^2 \pi^2 / (8 x^2)}`; from 1 on, the method of images
+    :math:`4 \sum_{k \ge 1} (-1)^{k+1} \bar\Phi((2k-1) x)` (:math:`\bar\Phi` the normal
+    tail, ``scipy.special.ndtr(-z)``), accurate to the last digits far into the tail.
+    Not the Kolmogorov distribution (``scipy.stats.kstwobign``), which is that of the
+    largest absolute value of a Brownian *bridge*.
+    """
+    if x <= 0:
+        return 1.0
+    if x < _MAX_ABS_SWITCH:
+        odd = 2 * _FOURIER_TERMS + 1
+        signs = (-1.0) ** _FOURIER_TERMS
+        cdf = 4 / np.pi * np.sum(signs / odd * np.exp(-((odd * np.pi / x) ** 2) / 8))
+        return float(1 - cdf)
+    signs = (-1.0) ** (_IMAGE_TERMS + 1)
+    return float(4 * np.sum(signs * ndtr(-(2 * _IMAGE_TERMS - 1) * x)))
+
+
+def _brownian_range_sf(x: float) -> float:
+    r""":math:`P(\max_{t} B(t) - \min_{t} B(t) \ge x)` over :math:`0 \le t \le 1` (Feller 1951).
+
+    Below 2 the theta-function series :math:`1 - \sum_{k \ge 0} \bigl(\frac{8}{x^2} +
+    \frac{2}{(k + 1/2)^2 \pi^2}\bigr) e^{-2 (k + 1/2)^2 \pi^2 / x^2}` (the series Tygert
+    2022 and mcgrad evaluate); from 2 on, the integral of Feller's density
+    :math:`8 \sum_{k \ge 1} (-1)^{k-1} k^2 \varphi(k x)`, that is
+    :math:`8 \sum_{k \ge 1} (-1)^{k-1} k \bar\Phi(k x)`.
+    """
+    if x <= 0:
+        return 1.0
+    if x < _RANGE_SWITCH:
+        half = _FOURIER_TERMS + 0.5
+        weights = 8 / x**2 + 2 / (half * np.pi) ** 2
+        return float(1 - np.sum(weights * np.exp(-2 * (half * np.pi / x) ** 2)))
+    signs = (-1.0) ** (_IMAGE_TERMS - 1)
+    return float(8 * np.sum(signs * _IMAGE_TERMS * ndtr(-_IMAGE_TERMS * x)))
+
+
+def _two_sided_normal_sf(z: float) -> float:
+    r""":math:`P(|Z| \ge |z|) = 2 \bar\Phi(|z|)` for a standard normal Z."""
+    return 2 * float(ndtr(-abs(z)))
+
+
+def _weighted_mean(values: NDArray, weights: NDArray | None) -> float:
+    """``sum(w * values) / sum(w)``, the plain mean without weights."""
+    if weights is None:
+        return float(np.mean(values))
+    return float(np.dot(weights, values) / weights.sum())
+
+
+def _null_sd(variances: NDArray, weights: NDArray | None) -> float:
+    """``sqrt(sum(w**2 * variances)) / sum(w)``: the sd of a weighted mean of independent terms."""
+    if weights is None:
+        return float(np.sqrt(np.sum(variances)) / len(variances))
+    return float(np.sqrt(np.dot(weights**2, variances)) / weights.sum())
+
+
+def _tested(
+    statistic: float, sigma: float, sf: Callable[[float], float], degenerate: str
+) -> CalibrationTestResult:
+    """The result of a test whose statistic / sigma has survival function ``sf``."""
+    if not sigma > 0:
+        raise InputError(
+            "{prob} gives the test a variance of 0 under calibration (every score of "
+            "positive weight is {degenerate}): the test is undefined.",
+            argument="prob",
+            degenerate=degenerate,
+        )
+    scaled = statistic / sigma
+    return CalibrationTestResult(statistic, sigma, scaled, max(sf(scaled), _EPSILON))
+
+
+def _cumulative_test(prob, labels, logits, sample_weight, renormalize, kuiper: bool):
+    """KS (``kuiper=False``) or Kuiper test of the top-label walk."""
+    scores, targets, weights = top_label_pairs(
+        prob, labels, logits, sample_weight, renormalize, scale_free=True
+    )
+    high, low = walk_extremes(scores, targets, weights)
+    scores = scores.astype(np.float64, copy=False)
+    sigma = _null_sd(scores * (1 - scores), weights)
+    if kuiper:
+        return _tested(high - low, sigma, _brownian_range_sf, "0 or 1")
+    return _tested(max(high, -low), sigma, _max_abs_brownian_sf, "0 or 1")
+
+
+_TEST_PARAMETERS = """\
+    prob : array-like, shape (N, K), or Scores
+        Predicted probabilities (rows sum to 1), logits with ``logits=True``: the test is
+        of the top label (confidence against correct).  ``Scores(s)``: one score per row
+        against 0/1 ``labels`` (for a binary classifier, P(y = 1) against y).
+    labels : array-like of int, shape (N,)
+        True classes in ``[0, K)``; 0/1 targets with ``Scores``.
+    logits : bool, default False
+        ``prob`` holds logits; the softmax is applied first.  Never guessed.
+    sample_weight : array-like, shape (N,), optional
+        Non-negative weights, only their ratios count (``2 * w`` gives the result of
+        ``w``).  They weight each row's term and its variance as Tygert's weighted
+        sampling does: the statistic is that of duplicated rows for integer weights, its
+        sigma is not (a row of weight 2 is one Bernoulli draw counted twice, of variance
+        :math:`4 s (1 - s)`, not two draws).
+    renormalize : bool, default False
+        Divide each row of ``prob`` by its sum first.  Not with ``logits=True``.
+    classes : array-like of str or numbers, shape (K,), optional
+        Class names in the column order of ``prob``; ``labels`` are then names.
+
+    Returns
+    -------
+    CalibrationTestResult
+        ``statistic``, ``sigma``, ``scaled_statistic`` and ``pvalue``.
+
+    Raises
+    ------
+    ValueError
+        For invalid input (as the metrics), or when every score (of positive weight) is 0
+        or 1: sigma is then 0 and the test undefined.
+"""
+
+_CUMULATIVE_NOTES = r"""
+    Sort the n (score, target) pairs by score and walk from the origin :math:`h_0 = 0`:
+
+    .. math:: h_j = \frac{\sum_{i \le j} w_{(i)} (y_{(i)} - s_{(i)})}{\sum_i w_i}, \qquad
+              \sigma = \frac{\sqrt{\sum_i w_i^2 s_i (1 - s_i)}}{\sum_i w_i}
+
+    (unit weights: :math:`\sigma = \sqrt{\sum_i s_i (1 - s_i)} / n`, the standard deviation
+    of :math:`h_n` under calibration).  Under calibration :math:`h / \sigma`, with time
+    the accumulated variance, tends to a standard Brownian motion on [0, 1] (Arrieta-Ibarra,
+    Gujral, Tannen, Tygert and Xu 2022), which gives the p-value.  It is asymptotic: with
+    few rows, or with most of the variance in a few rows, it is approximate.  The walk is
+    that of :func:`~calibration_toolbox.KSCE` and :func:`~calibration_toolbox.KuiperCE`,
+    read at the last row of each run of tied scores, so the order of tied rows cannot
+    change the result; the maximum over these points is at most that over all the rows,
+    so ties make the p-value larger, never smaller.
+
+    Peers: mcgrad 0.1.5's ``ecce_sigma`` / ``ecce_pvalue`` are this Kuiper test (same
+    walk, origin and weighted sigma; where scores are tied its walk depends on the sort's
+    order of the tied rows).  It reports machine epsilon from a scaled statistic of
+    8.267 on, where this test computes the tail (5.4e-16 there).  MAPIE 1.6.0's
+    ``kolmogorov_smirnov_*`` and ``kuiper_*`` multiply each score by
+    :math:`1 + 10^{-8} \varepsilon_i` (:math:`\varepsilon_i` normal, seed 1) before
+    walking and subtracting, and start the walk at :math:`h_1`, without the origin: its
+    Kuiper range misses 0 when the walk keeps one sign; it has no weights.
+"""
+
+_test_docstring = with_fragments(
+    {"{parameters}": _TEST_PARAMETERS, "{cumulative}": _CUMULATIVE_NOTES}
+)
+
+
+@iv.accepts_classes
+@_test_docstring
+def ks_test(
+    prob: PredictionsLike,
+    labels: ArrayLike,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+    classes: ArrayLike | None = None,
+) -> CalibrationTestResult:
+    r"""Kolmogorov-Smirnov test of calibration (Tygert's scaled ECCE-MAD), with its p-value.
+
+    The statistic is the largest absolute value of the walk, :math:`\max_j |h_j|`
+    (:func:`~calibration_toolbox.KSCE` of the top label), its p-value that of the largest
+    absolute value of a standard Brownian motion on [0, 1] (not of a Brownian bridge, as
+    the two-sample KS test):
+
+    .. math:: p = P\Bigl(\max_{0 \le t \le 1} |B(t)| \ge x\Bigr)
+              = 4 \sum_{k \ge 1} (-1)^{k+1} \bar\Phi\bigl((2k - 1) x\bigr), \qquad
+              x = \frac{\max_j |h_j|}{\sigma}.
+    {cumulative}
+
+    Parameters
+    ----------
+    {parameters}
+
+    See Also
+    --------
+    kuiper_test : the range of the same walk.
+    spiegelhalter_test : a test of the Brier score.
+
+    References
+    ----------
+    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu, "Metrics of
+       Calibration for Probabilistic Predictions", Journal of Machine Learning Research,
+       23(351), 2022.
+    .. [2] M. Tygert, "Calibration of P-values for calibration and for deviation of a
+       subpopulation from the full population", arXiv:2202.00100, 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibration_toolbox import Scores
+    >>> from calibration_toolbox.stats import ks_test
+    >>> rng = np.random.default_rng(0)
+    >>> scores = rng.uniform(size=10_000)
+    >>> calibrated = rng.uniform(size=10_000) < scores
+    >>> bool(ks_test(Scores(scores), calibrated).pvalue > 0.05)
+    True
+    >>> overconfident = rng.uniform(size=10_000) < 0.5 + (scores - 0.5) / 2
+    >>> result = ks_test(Scores(scores), overconfident)
+    >>> bool(result.pvalue < 1e-6), bool(result.scaled_statistic > 5)
+    (True, True)
+    """
+    return _cumulative_test(prob, labels, logits, sample_weight, renormalize, kuiper=False)
+
+
+@iv.accepts_classes
+@_test_docstring
+def kuiper_test(
+    prob: PredictionsLike,
+    labels: ArrayLike,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+    classes: ArrayLike | None = None,
+) -> CalibrationTestResult:
+    r"""Kuiper test of calibration (Tygert's scaled ECCE-R), with its p-value.
+
+    The statistic is the range of the walk, origin included, :math:`\max_j h_j - \min_j h_j`
+    (:func:`~calibration_toolbox.KuiperCE` of the top label), its p-value that of the range
+    of a standard Brownian motion on [0, 1] (Feller 1951):
+
+    .. math:: p = P\Bigl(\max_t B(t) - \min_t B(t) \ge x\Bigr)
+              = 8 \sum_{k \ge 1} (-1)^{k-1} k \, \bar\Phi(k x), \qquad
+              x = \frac{\max_j h_j - \min_j h_j}{\sigma}.
+    {cumulative}
+
+    Parameters
+    ----------
+    {parameters}
+
+    See Also
+    --------
+    ks_test : the largest absolute value of the same walk.
+
+    References
+    ----------
+    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu, "Metrics of
+       Calibration for Probabilistic Predictions", Journal of Machine Learning Research,
+       23(351), 2022.
+    .. [2] W. Feller, "The Asymptotic Distribution of the Range of Sums of Independent
+       Random Variables", Annals of Mathematical Statistics 22(3), 1951.
+    .. [3] M. Tygert, "Calibration of P-values for calibration and for deviation of a
+       subpopulation from the full population", arXiv:2202.00100, 2022.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import Scores
+    >>> from calibration_toolbox.stats import kuiper_test
+    >>> result = kuiper_test(Scores([0.2, 0.4, 0.6, 0.8]), [0, 1, 0, 1])
+    >>> round(result.statistic, 6), round(result.sigma, 6)
+    (0.15, 0.223607)
+    >>> round(result.pvalue, 4)
+    0.9997
+    """
+    return _cumulative_test(prob, labels, logits, sample_weight, renormalize, kuiper=True)
+
+
+@iv.accepts_classes
+@with_fragments({"{parameters}": _TEST_PARAMETERS})
+def spiegelhalter_test(
+    prob: PredictionsLike,
+    labels: ArrayLike,
+    *,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+    classes: ArrayLike | None = None,
+) -> CalibrationTestResult:
+    r"""Spiegelhalter's Z test of calibration (1986), two-sided, with its p-value.
+
+    The Brier score of the (score, target) pairs minus its expectation under calibration,
+    scaled by its standard deviation under calibration:
+
+    .. math:: Z = \frac{\sum_i w_i (y_i - s_i)(1 - 2 s_i)}
+                       {\sqrt{\sum_i w_i^2 (1 - 2 s_i)^2 s_i (1 - s_i)}}, \qquad
+              p = 2 \bar\Phi(|Z|),
+
+    as :math:`(y - s)^2 - s (1 - s) = (y - s)(1 - 2 s)`.  ``statistic`` is the numerator
+    over :math:`\sum_i w_i`, ``sigma`` the denominator over it, ``scaled_statistic`` Z.
+    The normal tail is ``scipy.special.ndtr(-z)``, as ``scipy.stats.norm.sf`` computes it.
+    Z is positive when the Brier score is larger than a calibrated model's; it is blind to
+    miscalibration that leaves the Brier score at its expectation (a model of scores 1/2
+    only: sigma is 0 and the test refused).
+
+    MAPIE 1.6.0's ``spiegelhalter_p_value`` is one-sided, :math:`1 - \Phi(Z)`; its
+    ``spiegelhalter_statistic`` is Z (no weights).
+
+    Parameters
+    ----------
+    {parameters}
+
+    See Also
+    --------
+    ks_test, kuiper_test : tests of the cumulative walk.
+
+    References
+    ----------
+    .. [1] D. J. Spiegelhalter, "Probabilistic prediction in patient management and
+       clinical trials", Statistics in Medicine 5(5), 1986.
+
+    Examples
+    --------
+    >>> from calibration_toolbox import Scores
+    >>> from calibration_toolbox.stats import spiegelhalter_test
+    >>> result = spiegelhalter_test(Scores([0.1, 0.9, 0.21, 0.9, 0.5]), [0, 1, 0, 1, 0])
+    >>> round(result.scaled_statistic, 3), round(result.pvalue, 3)
+    (-0.757, 0.449)
+    """
+    scores, targets, weights = top_label_pairs(
+        prob, labels, logits, sample_weight, renormalize, scale_free=True
+    )
+    scores = scores.astype(np.float64, copy=False)
+    slopes = 1 - 2 * scores
+    statistic = _weighted_mean((targets - scores) * slopes, weights)
+    sigma = _null_sd(slopes**2 * scores * (1 - scores), weights)
+    return _tested(statistic, sigma, _two_sided_normal_sf, "0, 1/2 or 1")

@@ -104,8 +104,10 @@ def test_every_recalibrator_refuses_masked_arrays(recalibrator, on_probabilities
 
 
 #: the measures that count weights as rows (their scale changes them): equal-mass edges,
-#: debiasing, the sweep's largest count, the table's weighted counts, Platt's targets
+#: debiasing, the sweep's largest count, the table's weighted counts, Platt's targets, the
+#: clinical fit's standard errors and Hosmer-Lemeshow's chi-squared
 COUNTED = {"TCE", "CWCE", "ACE", "TACE", "ECESweep", "calibration_table", "PlattScaling"}
+COUNTED |= {"calibration_slope_intercept", "hosmer_lemeshow"}
 EXTREME_WEIGHTS = [1e308, 1e-310, 5e-324]
 SCALE_FREE = [case for case in WEIGHTED_METRICS if case.values[0].__name__ not in COUNTED]
 

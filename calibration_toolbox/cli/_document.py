@@ -6,9 +6,12 @@ The document's shape is the contract shared with the HTML page (``_html.render_r
 (``"uncalibrated"`` first) with ``parameters``, ``warnings`` (the method's, in the command
 line's words), ``accuracy`` (``mean_target`` and
 ``mean_score`` with ``--scores``), ``metrics``, ``intervals`` (with ``--ci``),
-``reliability`` (the top-label table's non-empty bins) and ``per_class`` (with
-``--per-class``), then ``warnings``: those of the file (the rest).  Every number is the
-library's own call on the same arrays.
+``reliability`` (the top-label table's non-empty bins), ``per_class`` (with
+``--per-class``) and ``tests`` (the tests with p-values of ``calibration_toolbox.stats``
+by name, each ``statistic``, ``sigma``, ``scaled_statistic`` and ``pvalue``, or null
+where the scores leave it undefined; only for files read whole: their walk sorts all the
+rows), then ``warnings``: those of the file (the rest).  Every number is the library's own
+call on the same arrays.
 """
 
 from __future__ import annotations
@@ -43,15 +46,24 @@ from calibration_toolbox.metrics import (
     calibration_table,
 )
 from calibration_toolbox.scores import Scores
-from calibration_toolbox.stats import CORPReliability, bootstrap, corp_reliability
+from calibration_toolbox.stats import (
+    CORPReliability,
+    bootstrap,
+    corp_reliability,
+    ks_test,
+    kuiper_test,
+    spiegelhalter_test,
+)
 
 __all__ = [
     "SIGNIFICANCE",
+    "TESTS",
     "Column",
     "InMemory",
     "Report",
     "Source",
     "build_report",
+    "calibration_tests",
     "class_changes",
     "header",
     "per_class_rows",
@@ -62,6 +74,9 @@ __all__ = [
 
 SIGNIFICANCE = 0.01
 """A method whose loss of accuracy has a p-value below this is warned of (McNemar's test)."""
+
+#: The tests with p-values of the report, by their name there.
+TESTS = {"KS": ks_test, "Kuiper": kuiper_test, "Spiegelhalter": spiegelhalter_test}
 
 
 @dataclass
@@ -179,6 +194,24 @@ def _intervals(data: _Data, options: ReportOptions) -> dict[str, list]:
         intervals[metric.name] = [_number(low), _number(high)]
     progress("")
     return intervals
+
+
+def calibration_tests(prob, labels, logits: bool) -> dict[str, dict | None]:
+    """Each test of :data:`TESTS` on the rows; None where the scores make it undefined."""
+    results: dict[str, dict | None] = {}
+    for name, test in TESTS.items():
+        try:
+            result = test(prob, labels, logits=logits)
+        except ValueError:  # a variance of 0 under calibration: every score 0 or 1 (or 1/2)
+            results[name] = None
+        else:
+            results[name] = {
+                "statistic": result.statistic,
+                "sigma": result.sigma,
+                "scaled_statistic": result.scaled_statistic,
+                "pvalue": result.pvalue,
+            }
+    return results
 
 
 def header(source: Source, command: Sequence[str]) -> dict:
@@ -335,6 +368,7 @@ class InMemory:
             report.corp_curves[name] = corp_reliability(
                 prob, labels, logits=logits, random_state=options.seed
             )
+        entry["tests"] = calibration_tests(prob, labels, logits)
         if options.class_tables and not scores:
             # Every entry P(y = k) of every row (top_k_classes="all"), as SCE bins them: the
             # default top_k_classes=1 would keep only the rows that predict k.

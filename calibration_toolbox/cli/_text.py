@@ -22,6 +22,7 @@ _CLASS_WISE_DEFAULTS = ", ".join(name for name in DEFAULT_METRICS if METRICS[nam
 
 
 _SYMBOLS = {"temperature": "T"}  # as the papers write them
+_TEST_LABELS = {"Spiegelhalter": "Spiegel. Z"}  # within the 12 characters of a label
 
 
 def _bar(confidence: float, accuracy: float) -> str:
@@ -83,6 +84,27 @@ def _metric_rows(results: list[dict], width: int, scores: bool) -> list[str]:
                 low, high = (np.nan if v is None else v for v in result["intervals"][name])
                 cells.append(f"{f'[{low:.4f}, {high:.4f}]':>{width}}")
             lines.append(f"{'  95 % CI':<12}" + "".join(cells))
+    return lines
+
+
+def _test_cell(test: dict | None, key: str, text: str, width: int) -> str:
+    """``test[key]`` formatted by ``text`` (a format spec), right-aligned; blank if None."""
+    return f"{'' if test is None else format(test[key], text):>{width}}"
+
+
+def _test_rows(results: list[dict], width: int) -> list[str]:
+    """Each test's p-value, then its scaled statistic (in sigmas), per column."""
+    lines = ["", "calibration tests (H0: calibrated): p-value, then the statistic in sigmas"]
+    for name in results[0]["tests"]:
+        found = [result["tests"][name] for result in results]
+        label = _TEST_LABELS.get(name, name)
+        lines.append(
+            f"{label:<12}" + "".join(_test_cell(t, "pvalue", ".2g", width) for t in found)
+        )
+        lines.append(
+            f"{'  sigmas':<12}"
+            + "".join(_test_cell(t, "scaled_statistic", ".2f", width) for t in found)
+        )
     return lines
 
 
@@ -161,6 +183,8 @@ def table_text(report: Report) -> str:
     for block in _blocks(results, 12, width):
         lines += ["", f"{'metric':<12}" + "".join(f"{r['method']:>{width}}" for r in block)]
         lines += _metric_rows(block, width, scores)
+        if "tests" in block[0]:
+            lines += _test_rows(block, width)
     if scores:
         lines += [
             "(Brier is the single-probability form mean (s - y)^2, half the two-column one;",

@@ -1,5 +1,14 @@
 """Calibration metrics and proper scoring rules."""
 
+from calibration_toolbox.metrics.clinical import (
+    E50,
+    E90,
+    ICI,
+    CalibrationSlopeIntercept,
+    HosmerLemeshowResult,
+    calibration_slope_intercept,
+    hosmer_lemeshow,
+)
 from calibration_toolbox.metrics.corp import CORPDecomposition, corp_decomposition
 from calibration_toolbox.metrics.cumulative import KSCE, ECESweep, ECESweepResult, KuiperCE
 from calibration_toolbox.metrics.decomposition import BrierDecomposition, brier_decomposition
@@ -29,8 +38,11 @@ from calibration_toolbox.scores import Scores
 __all__ = [
     "ACE",
     "CWCE",
+    "E50",
+    "E90",
     "ECE",
     "GCE",
+    "ICI",
     "KSCE",
     "MCE",
     "MMCE",
@@ -43,9 +55,11 @@ __all__ = [
     "UCE",
     "BrierDecomposition",
     "CORPDecomposition",
+    "CalibrationSlopeIntercept",
     "CalibrationTable",
     "ECESweep",
     "ECESweepResult",
+    "HosmerLemeshowResult",
     "KuiperCE",
     "Scores",
     "SmoothECE",
@@ -53,8 +67,10 @@ __all__ = [
     "ToprCE",
     "brier_decomposition",
     "brier_score",
+    "calibration_slope_intercept",
     "calibration_table",
     "corp_decomposition",
     "expected_calibration_error",
+    "hosmer_lemeshow",
     "negative_log_likelihood",
 ]

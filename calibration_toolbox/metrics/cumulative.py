@@ -146,6 +146,20 @@ def _sorted_walk_extremes(
     return _walk_extremes(sorted_scores, steps, float(weights.sum()))
 
 
+def walk_extremes(
+    scores: NDArray, targets: NDArray, weights: NDArray | None
+) -> tuple[float, float]:
+    r"""Largest and smallest value of one validated score set's walk (0 included).
+
+    The walk of :func:`KSCE` and :func:`KuiperCE`, :math:`h_j = \sum_{i \le j} w_{(i)}
+    (y_{(i)} - s_{(i)}) / \sum_i w_i` over the scores sorted ascending, read at the ends of
+    the runs of tied scores; for the tests with p-values of :mod:`calibration_toolbox.stats`,
+    which receive the pairs validated.  ``scores`` and ``targets`` are not modified.
+    """
+    highs, lows = _sorted_walk_extremes(scores[None, :], targets[None, :], weights)
+    return float(highs[0]), float(lows[0])
+
+
 def _class_walk_extremes(
     checked: iv.Predictions, weights: NDArray | None
 ) -> tuple[NDArray, NDArray]:

@@ -41,9 +41,22 @@ class _ResidualSpectrum:
     image), so that smoothing with the reflected Gaussian kernel is a multiplication.
     """
 
-    def __init__(self, scores: NDArray, targets: NDArray, weights: NDArray | None, n_nodes: int):
+    def __init__(
+        self,
+        scores: NDArray,
+        targets: NDArray | None,
+        weights: NDArray | None,
+        n_nodes: int,
+        *,
+        residuals: bool = True,
+    ):
+        # residuals=False: the masses w_i / sum(w) alone, whose smoothing is the density of
+        # the scores (the denominator of the Nadaraya-Watson curve)
         intervals = n_nodes - 1
-        masses = targets - scores.astype(np.float64)
+        if residuals:
+            masses = targets - scores.astype(np.float64)
+        else:
+            masses = np.ones(len(scores))
         if weights is not None:
             masses *= weights / weights.sum()
         else:
@@ -62,15 +75,19 @@ class _ResidualSpectrum:
         self.coefficients = fft.dct(nodes, type=1)
         self.squared_frequencies = np.square(np.pi * np.arange(n_nodes))
 
-    def error(self, bandwidth: float) -> float:
-        r"""``\int_0^1 |g_\sigma(t)| dt`` of the smoothed residual density ``g_\sigma``."""
+    def smoothed(self, bandwidth: float) -> NDArray:
+        """Twice the smoothed mass density ``2 g_sigma`` at the grid nodes ``j / intervals``."""
         # The reflected Gaussian kernel is the Neumann heat kernel of [0, 1]: its cosine
         # modes cos(pi k t) are damped by exp(-(pi k sigma)^2 / 2).
         # Above _FLAT_BANDWIDTH every mode but the constant is damped to exactly 0 in float64,
         # so a larger bandwidth gives the same value (1e300 squared would be inf, 0 * inf NaN).
         bandwidth = min(bandwidth, _FLAT_BANDWIDTH)
         damping = np.exp(self.squared_frequencies * (-0.5 * bandwidth * bandwidth))
-        density = fft.dct(self.coefficients * damping, type=1)  # 2 g at the nodes
+        return fft.dct(self.coefficients * damping, type=1)
+
+    def error(self, bandwidth: float) -> float:
+        r"""``\int_0^1 |g_\sigma(t)| dt`` of the smoothed residual density ``g_\sigma``."""
+        density = self.smoothed(bandwidth)  # 2 g at the nodes
         np.abs(density, out=density)
         inner = density.sum() - 0.5 * (density[0] + density[-1])
         return float(inner / (2 * self.intervals))
@@ -234,3 +251,26 @@ def SmoothECE(
         return _fixed_point(scores, targets, weights)
     intervals = _grid_for(bandwidth)
     return _ResidualSpectrum(scores, targets, weights, intervals + 1).error(bandwidth)
+
+
+def smoothed_residuals(
+    scores: NDArray, targets: NDArray, weights: NDArray | None, bandwidth: float | None
+) -> tuple[NDArray, float]:
+    r"""SmoothECE's smoothed residual :math:`\hat r_\sigma(s_i)` at each score, and sigma.
+
+    :math:`\hat r_\sigma = g_\sigma / \hat\delta_\sigma`, the Nadaraya-Watson regression
+    of :math:`y - s` on :math:`s` with the reflected Gaussian kernel of :func:`SmoothECE`
+    (residual and score densities each smoothed on SmoothECE's grid and linearly
+    interpolated at the scores); the smoothed calibration curve is :math:`s + \hat r_\sigma
+    (s)`.  ``bandwidth=None``: SmoothECE's fixed point.  The pairs are validated, rows of
+    weight 0 removed.
+    """
+    if bandwidth is None:
+        bandwidth = _fixed_point(scores, targets, weights)
+    n_nodes = _grid_for(bandwidth) + 1
+    residual = _ResidualSpectrum(scores, targets, weights, n_nodes).smoothed(bandwidth)
+    density = _ResidualSpectrum(scores, None, weights, n_nodes, residuals=False)
+    nodes = np.linspace(0.0, 1.0, n_nodes)
+    at = scores.astype(np.float64)
+    curve = np.interp(at, nodes, residual) / np.interp(at, nodes, density.smoothed(bandwidth))
+    return curve, float(bandwidth)
