@@ -26,6 +26,7 @@ from calibration_toolbox.metrics import (
     KuiperCE,
     Scores,
     SmoothECE,
+    SmoothReliabilityCurve,
     TopLabelECE,
     ToprCE,
     brier_decomposition,
@@ -33,6 +34,7 @@ from calibration_toolbox.metrics import (
     calibration_table,
     expected_calibration_error,
     negative_log_likelihood,
+    smooth_reliability_curve,
 )
 from calibration_toolbox.recalibration import (
     BetaCalibration,
@@ -81,6 +83,7 @@ __all__ = [
     "Recalibrator",
     "Scores",
     "SmoothECE",
+    "SmoothReliabilityCurve",
     "TemperatureScaling",
     "TopLabelECE",
     "ToprCE",
@@ -92,4 +95,5 @@ __all__ = [
     "expected_calibration_error",
     "load_recalibrator",
     "negative_log_likelihood",
+    "smooth_reliability_curve",
 ]

@@ -270,6 +270,13 @@ _TABLE: list[MetricSpec] = [
         not_streamed="its kernel smoothing and bandwidth need all the rows",
         command_line="SmoothECE",
     ),
+    # The curve SmoothECE integrates, as data: no single number, so nothing to resample.
+    MetricSpec(
+        "smooth_reliability_curve",
+        scores=True,
+        not_streamed="its kernel smoothing and bandwidth need all the rows",
+        bootstrap=None,
+    ),
     MetricSpec(
         "brier_score",
         scores=True,

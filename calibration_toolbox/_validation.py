@@ -66,6 +66,7 @@ __all__ = [
     "check_predicted_logits",
     "check_predictions",
     "check_prob",
+    "check_random_state",
     "check_sample_weight",
     "check_top_k",
     "checks_after_values",
@@ -1185,6 +1186,19 @@ def check_flag(value: object, name: str) -> bool:
             "{argument} must be True or False; got {value}.", argument=name, value=_describe(value)
         )
     return bool(value)
+
+
+def check_random_state(random_state: object) -> np.random.Generator:
+    """A generator from None, an integer seed or a ``numpy.random.Generator``."""
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError):
+        raise InputTypeError(
+            "{random_state} must be None, an integer seed or a numpy.random.Generator; "
+            "got {value}.",
+            argument="random_state",
+            value=type(random_state).__name__,
+        ) from None
 
 
 #: Why a caller that passes no row count cannot resolve ``bins="auto"`` (the default reason).

@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox.metrics import CalibrationTable, calibration_table
 from calibration_toolbox.metrics._table import check_table
+from calibration_toolbox.metrics.smooth import SmoothReliabilityCurve, smooth_reliability_curve
 from calibration_toolbox.scores import PredictionsLike
 
 __all__ = ["ConfidenceHistogram", "ReliabilityDiagram"]
@@ -338,6 +339,11 @@ class ReliabilityDiagram(_Display):
         ax: Any = None,
         counts_ax: Any = None,
         label: str | None = None,
+        strategy: str = "bins",
+        bandwidth: float | None = None,
+        n_resamples: int = 100,
+        alpha: float = 0.05,
+        random_state: int | np.random.Generator | None = None,
     ) -> ReliabilityDiagram:
         """Draw the reliability diagram of predictions.
 
@@ -358,11 +364,42 @@ class ReliabilityDiagram(_Display):
             Axes for the bin counts when ``ax`` is given.
         label : str, optional
             Name of the series in the legend.
+        strategy : {'bins', 'smooth'}, default 'bins'
+            ``'bins'``: the binned diagram of the table.  ``'smooth'``: the kernel-smoothed
+            curve that :func:`~calibration_toolbox.SmoothECE` integrates
+            (:func:`~calibration_toolbox.smooth_reliability_curve`) with its pointwise
+            bootstrap band and, under it, the density of the scores (as relplot draws
+            them); top label or ``Scores`` only, and ``bins``/``adaptive_bins`` unused.
+        bandwidth, n_resamples, alpha, random_state
+            ``strategy='smooth'`` only: as in
+            :func:`~calibration_toolbox.smooth_reliability_curve` (default bandwidth the
+            fixed point; ``n_resamples=0`` draws no band).
 
         Returns
         -------
         ReliabilityDiagram
         """
+        if _check_strategy(strategy) == "smooth":
+            if class_conditional is not False or adaptive_bins is not False:
+                raise InputError(
+                    "{strategy}='smooth' draws the top label's (or the scores') smoothed "
+                    "curve; got class_conditional={class_conditional!r}, "
+                    "adaptive_bins={adaptive_bins!r} (use strategy='bins' for those).",
+                    argument="strategy",
+                    class_conditional=class_conditional,
+                    adaptive_bins=adaptive_bins,
+                )
+            curve = smooth_reliability_curve(
+                prob,
+                labels,
+                bandwidth=bandwidth,
+                n_resamples=n_resamples,
+                alpha=alpha,
+                random_state=random_state,
+                logits=logits,
+                sample_weight=sample_weight,
+            )
+            return cls.from_curve(curve, ax=ax, label=label)
         table = _predictions_table(
             prob,
             labels,
@@ -390,6 +427,27 @@ class ReliabilityDiagram(_Display):
         """
         return cls(table, classes=classes, label=label).plot(ax=ax, counts_ax=counts_ax)
 
+    @classmethod
+    def from_curve(
+        cls, curve: SmoothReliabilityCurve, *, ax: Any = None, label: str | None = None
+    ) -> ReliabilityDiagram:
+        """Draw a :class:`~calibration_toolbox.SmoothReliabilityCurve` as it is.
+
+        The curve (``accuracy`` against ``grid``), its band where it has one (``low`` to
+        ``high``) and the density of the scores, scaled to 0.3 of the height at its peak,
+        along the bottom.  The display keeps ``curve_`` (``table_`` is None).
+        """
+        if not isinstance(curve, SmoothReliabilityCurve):
+            raise InputTypeError(
+                "{curve} must be a SmoothReliabilityCurve; got {value}.",
+                argument="curve",
+                value=type(curve).__name__,
+            )
+        display = cls.__new__(cls)
+        display.table_, display.curve_, display.classes_ = None, curve, None
+        display.label = _check_label(label)
+        return display.plot(ax=ax)
+
     def plot(
         self, ax: Any = None, label: str | None = None, *, counts_ax: Any = None
     ) -> ReliabilityDiagram:
@@ -397,11 +455,14 @@ class ReliabilityDiagram(_Display):
 
         Several displays drawn on the same ``ax`` (and ``counts_ax``) overlay their series,
         e.g. before and after recalibration: ``after.plot(ax=before.ax_,
-        counts_ax=before.counts_ax_)``.
+        counts_ax=before.counts_ax_)``.  A smooth curve (``from_curve``) is drawn on one
+        axes (``counts_ax`` unused).
         """
         plt = _pyplot()
         if label is not None:
             self.label = _check_label(label)
+        if self.table_ is None:
+            return _plot_smooth(self, plt, _check_axes(ax))
         if self.table_.class_conditional:
             return self._plot_grid(plt, ax)
         ax = _check_axes(ax)
@@ -474,6 +535,56 @@ class ReliabilityDiagram(_Display):
         line = _draw_reliability(panel, group, self.label)["line"]
         panel.set_title(f"class {k}: ECE {group.calibration_error(1):.3f}", fontsize="small")
         return line
+
+
+_STRATEGIES = ("bins", "smooth")
+
+
+def _check_strategy(strategy: object) -> str:
+    if not isinstance(strategy, str) or strategy not in _STRATEGIES:
+        raise InputError(
+            "{strategy} must be one of 'bins', 'smooth'; got {value!r}.",
+            argument="strategy",
+            value=strategy,
+        )
+    return strategy
+
+
+#: Height of the density's peak along the bottom of a smooth diagram (relplot's 0.3).
+_DENSITY_HEIGHT = 0.3
+
+
+def _plot_smooth(display: ReliabilityDiagram, plt, ax: Any) -> ReliabilityDiagram:
+    """The smooth curve, its band and the scaled density on one axes."""
+    curve = display.curve_
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 5.5), layout="constrained")
+    _draw_diagonal(ax)
+    name = f"{display.label or 'model'} (smECE = {curve.value:.4f})"
+    (line,) = ax.plot(curve.grid, curve.accuracy, linewidth=2, label=name)
+    color = line.get_color()
+    band = None
+    if curve.low is not None:
+        band = ax.fill_between(
+            curve.grid,
+            curve.low,
+            curve.high,
+            color=color,
+            alpha=0.25,
+            linewidth=0,
+            label=f"{curve.confidence_level:.0%} bootstrap band",
+        )
+    height = curve.density / curve.density.max() * _DENSITY_HEIGHT
+    density = ax.fill_between(
+        curve.grid, 0.0, height, color="0.5", alpha=0.35, linewidth=0, label="density of scores"
+    )
+    ax.set_xlabel("confidence (score)")
+    ax.set_ylabel("smoothed accuracy (mean target)")
+    ax.set_title(f"Smooth reliability diagram (bandwidth {curve.bandwidth:.3g})")
+    ax.legend(loc="best", fontsize="small")
+    display.line_, display.band_, display.density_ = line, band, density
+    display.figure_, display.ax_, display.counts_ax_ = ax.figure, ax, None
+    return display
 
 
 def _panel_axes(ax: Any, n_panels: int) -> NDArray:

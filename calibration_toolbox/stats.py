@@ -112,18 +112,6 @@ def _check_metric(metric: object) -> Callable:
     return metric
 
 
-def _check_random_state(random_state: object) -> np.random.Generator:
-    try:
-        return np.random.default_rng(random_state)
-    except (TypeError, ValueError):
-        raise InputTypeError(
-            "{random_state} must be None, an integer seed or a numpy.random.Generator; "
-            "got {value}.",
-            argument="random_state",
-            value=type(random_state).__name__,
-        ) from None
-
-
 def _check_method(method: object) -> str:
     names = {name.lower(): name for name in _METHODS}
     if isinstance(method, str) and method.lower() in names:
@@ -535,7 +523,7 @@ def bootstrap(
     n_resamples = _check_resamples(n_resamples, "n_resamples")
     confidence_level = check_confidence(confidence_level, "confidence_level")
     method = _check_method(method)
-    rng = _check_random_state(random_state)
+    rng = iv.check_random_state(random_state)
     labels = _class_indices(labels, metric_options)
     estimate, evaluator = _evaluator(metric, prob, labels, sample_weight, metric_options)
     n_rows, weights = evaluator.n_rows, evaluator.weights
@@ -668,7 +656,7 @@ def consistency_test(
     """
     metric = _check_metric(metric)
     n_resamples = _check_resamples(n_resamples, "n_resamples")
-    rng = _check_random_state(random_state)
+    rng = iv.check_random_state(random_state)
     labels = _class_indices(labels, metric_options)
     statistic = _as_number(metric(prob, labels, **metric_options))
     draw = _label_sampler(prob, labels, metric_options)
