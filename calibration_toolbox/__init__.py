@@ -48,7 +48,9 @@ from calibration_toolbox.recalibration import (
     TemperatureScaling,
     VectorScaling,
     load_recalibrator,
+    refinement_decomposition,
 )
+from calibration_toolbox.recalibration.refinement import RefinementDecomposition
 from calibration_toolbox.streaming import CalibrationAccumulator
 
 __all__ = [
@@ -81,6 +83,7 @@ __all__ = [
     "NotFittedError",
     "PlattScaling",
     "Recalibrator",
+    "RefinementDecomposition",
     "Scores",
     "SmoothECE",
     "SmoothReliabilityCurve",
@@ -95,5 +98,6 @@ __all__ = [
     "expected_calibration_error",
     "load_recalibrator",
     "negative_log_likelihood",
+    "refinement_decomposition",
     "smooth_reliability_curve",
 ]

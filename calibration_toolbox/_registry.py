@@ -277,6 +277,13 @@ _TABLE: list[MetricSpec] = [
         not_streamed="its kernel smoothing and bandwidth need all the rows",
         bootstrap=None,
     ),
+    # A proper score split by a temperature fit: three numbers, no single one to resample.
+    MetricSpec(
+        "refinement_decomposition",
+        scores=True,
+        not_streamed="its temperature fit needs all the rows",
+        bootstrap=None,
+    ),
     MetricSpec(
         "brier_score",
         scores=True,
