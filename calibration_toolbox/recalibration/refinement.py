@@ -17,8 +17,8 @@ from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError
 from calibration_toolbox.metrics.scoring import brier_score, negative_log_likelihood
-from calibration_toolbox.recalibration.temperature import TemperatureScaling
-from calibration_toolbox.scores import PredictionsLike
+from calibration_toolbox.recalibration.temperature import TemperatureScaling, fitted_objective
+from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = ["RefinementDecomposition", "refinement_decomposition"]
 
@@ -60,6 +60,10 @@ def _logits_and_labels(
     Probabilities become ``log(max(p, eps))`` (so that an entry of 0 has a finite logit);
     ``Scores`` become the two columns of a binary task.
     """
+    if logits and not isinstance(prob, Scores) and not iv.check_flag(renormalize, "renormalize"):
+        # logits as given: no softmax to check (check_predictions would take one)
+        z = iv.check_predicted_logits(prob, "prob")
+        return z, iv.check_labels(labels, *z.shape)
     checked = iv.check_predictions(prob, labels, logits=logits, renormalize=renormalize)
     pairs = checked.pairs
     if pairs is not None:
@@ -89,6 +93,21 @@ def _folds(n_samples: int, cv: object, random_state: object) -> list[NDArray] | 
         )
     rng = iv.check_random_state(random_state)
     return np.array_split(rng.permutation(n_samples), n_folds)
+
+
+def _log_scores(
+    z: NDArray, labels: NDArray, weights: NDArray | None
+) -> tuple[float, float, tuple[float, ...]]:
+    """Both log scores of a fit on all rows, read from the fit's own objective.
+
+    The objective is the mean NLL of ``softmax(beta z)``: one pass more for ``beta = 1``,
+    none for the fitted ``beta`` (the last pass of the fit is within 1e-5 of it).  1M x 10
+    float32 logits: 1.3x the fit alone (scoring the calibrated logits by
+    ``negative_log_likelihood`` twice took 5.3x).
+    """
+    low, high = TemperatureScaling().temperature_bounds
+    temperature, objective = fitted_objective(z, labels, weights, low, high)
+    return objective.loss_at(1.0), objective.loss_at(1.0 / temperature), (temperature,)
 
 
 def _recalibrated(
@@ -220,9 +239,12 @@ def refinement_decomposition(
     z, labels = _logits_and_labels(prob, labels, logits=logits, renormalize=renormalize, eps=eps)
     weights = iv.check_sample_weight(sample_weight, len(z), scale_free=True)
     folds = _folds(len(z), cv, random_state)
-    calibrated, temperatures = _recalibrated(z, labels, weights, folds)
-    before = score_function(z, labels, logits=True, sample_weight=weights)
-    after = score_function(calibrated, labels, logits=True, sample_weight=weights)
+    if folds is None and score_function is negative_log_likelihood:
+        before, after, temperatures = _log_scores(z, labels, weights)
+    else:
+        calibrated, temperatures = _recalibrated(z, labels, weights, folds)
+        before = score_function(z, labels, logits=True, sample_weight=weights)
+        after = score_function(calibrated, labels, logits=True, sample_weight=weights)
     return RefinementDecomposition(
         score=before,
         calibration=before - after,
