@@ -17,12 +17,10 @@ skipped when absent).
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 
 import numpy as np
 from _timing import best_time
-from bench_fits import synthetic
+from bench_fits import DATA_DIR, synthetic
 
 from calibration_toolbox import (
     Scores,
@@ -31,11 +29,6 @@ from calibration_toolbox import (
     smooth_reliability_curve,
 )
 
-DATA_DIR = Path(
-    os.environ.get(
-        "CALIBRATION_TOOLBOX_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"
-    )
-)
 REAL = ("densenet-bc-100-cifar-100", "wideresnet-16-4-cifar-10", "lenet-5-cifar-100")
 
 

@@ -17,6 +17,7 @@ from scipy import fft, optimize
 
 from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox.scores import PredictionsLike
 
 __all__ = ["CURVE_INTERVALS", "SmoothECE", "SmoothReliabilityCurve", "smooth_reliability_curve"]
@@ -166,7 +167,7 @@ def _root_between(spectrum: _Spectrum, lower: float, upper: float) -> tuple[floa
     return root, spectrum.error(root)
 
 
-def _checked_pairs(prob, labels, *, logits, sample_weight, renormalize, bandwidth):
+def _checked_pairs(prob, labels, logits, sample_weight, renormalize, bandwidth):
     """The validated (score, target) pairs of the top label or ``Scores``, weights > 0 only."""
     checked = iv.check_predictions(
         prob, labels, logits=logits, renormalize=renormalize, top_label=True
@@ -181,8 +182,22 @@ def _checked_pairs(prob, labels, *, logits, sample_weight, renormalize, bandwidt
     return scores, targets, weights, bandwidth
 
 
+_REFERENCES = with_fragments(
+    {
+        "{references}": """\
+References
+----------
+.. [1] J. Blasiok and P. Nakkiran, "Smooth ECE: Principled Reliability Diagrams via
+   Kernel Smoothing", International Conference on Learning Representations (ICLR),
+   2024.
+"""
+    }
+)
+
+
 @_registry.metric("SmoothECE")
 @iv.accepts_classes
+@_REFERENCES
 def SmoothECE(
     prob: PredictionsLike,
     labels: ArrayLike,
@@ -264,11 +279,7 @@ def SmoothECE(
     float
         The smooth ECE, in [0, 1].
 
-    References
-    ----------
-    .. [1] J. Blasiok and P. Nakkiran, "Smooth ECE: Principled Reliability Diagrams via
-       Kernel Smoothing", International Conference on Learning Representations (ICLR),
-       2024.
+    {references}
 
     Examples
     --------
@@ -287,14 +298,8 @@ def SmoothECE(
     >>> round(SmoothECE([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3]], [0, 0, 1]), 6)
     0.466667
     """
-    scores, targets, weights, bandwidth = _checked_pairs(
-        prob,
-        labels,
-        logits=logits,
-        sample_weight=sample_weight,
-        renormalize=renormalize,
-        bandwidth=bandwidth,
-    )
+    pairs = _checked_pairs(prob, labels, logits, sample_weight, renormalize, bandwidth)
+    scores, targets, weights, bandwidth = pairs
     if bandwidth is None:
         return _fixed_point(scores, targets, weights)[1]
     intervals = _grid_for(bandwidth)
@@ -443,6 +448,7 @@ def _band(curves: _CurveGrid, n: int, rng, n_resamples: int, alpha: float):
 
 @_registry.metric("smooth_reliability_curve")
 @iv.accepts_classes
+@_REFERENCES
 def smooth_reliability_curve(
     prob: PredictionsLike,
     labels: ArrayLike,
@@ -519,11 +525,7 @@ def smooth_reliability_curve(
         ``grid``, ``accuracy``, ``residual``, ``density``, ``bandwidth``, ``value``,
         ``low``, ``high`` and ``confidence_level``.
 
-    References
-    ----------
-    .. [1] J. Blasiok and P. Nakkiran, "Smooth ECE: Principled Reliability Diagrams via
-       Kernel Smoothing", International Conference on Learning Representations (ICLR),
-       2024.
+    {references}
 
     Examples
     --------
@@ -543,14 +545,8 @@ def smooth_reliability_curve(
     >>> round(float(curve.accuracy[i]), 2)
     0.65
     """
-    scores, targets, weights, bandwidth = _checked_pairs(
-        prob,
-        labels,
-        logits=logits,
-        sample_weight=sample_weight,
-        renormalize=renormalize,
-        bandwidth=bandwidth,
-    )
+    pairs = _checked_pairs(prob, labels, logits, sample_weight, renormalize, bandwidth)
+    scores, targets, weights, bandwidth = pairs
     n_resamples = iv.integer_at_least(0)(n_resamples, "n_resamples")
     alpha = _check_alpha(alpha, "alpha")
     rng = iv.check_random_state(random_state)

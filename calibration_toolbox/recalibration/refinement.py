@@ -201,9 +201,9 @@ def refinement_decomposition(
     eps : float, default 1e-15
         Floor of the probabilities before their logarithm.
     renormalize : bool, default False
-        Divide each row of ``prob`` by its sum first.  Not with ``logits=True``.
+        As in :func:`~calibration_toolbox.negative_log_likelihood`, before the logarithm.
     classes : array-like of str or numbers, shape (K,), optional
-        Class names in the column order of ``prob``; ``labels`` are then names.
+        As in :func:`~calibration_toolbox.ECE`: ``labels`` are then names of the columns.
 
     Returns
     -------
