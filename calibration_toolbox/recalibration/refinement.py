@@ -245,9 +245,10 @@ def refinement_decomposition(
         calibrated, temperatures = _recalibrated(z, labels, weights, folds)
         before = score_function(z, labels, logits=True, sample_weight=weights)
         after = score_function(calibrated, labels, logits=True, sample_weight=weights)
+    before, after = float(before), float(after)
     return RefinementDecomposition(
         score=before,
         calibration=before - after,
         refinement=after,
-        temperatures=temperatures,
+        temperatures=tuple(float(temperature) for temperature in temperatures),
     )

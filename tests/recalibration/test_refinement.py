@@ -184,6 +184,14 @@ def test_zero_probabilities_count_as_eps():
     assert_allclose(parts.score, negative_log_likelihood(prob, labels), rtol=1e-12)
 
 
+@pytest.mark.parametrize("cv", [None, 2])
+@pytest.mark.parametrize("score", ["log", "brier"])
+def test_every_number_is_a_python_float(score, cv):
+    parts = refinement_decomposition(*_problem(n=300), score=score, cv=cv)
+    numbers = (parts.score, parts.calibration, parts.refinement, *parts.temperatures)
+    assert all(type(number) is float for number in numbers)
+
+
 def test_the_input_is_not_modified():
     prob, labels = _problem(n=300)
     before = prob.copy(), labels.copy()
