@@ -301,7 +301,7 @@ def _add_report(commands) -> None:
         type=_bin_count,
         default=15,
         metavar="B",
-        help="number of bins (15), or auto: ceil(N ** (1/3)) for N rows",
+        help="number of bins (15), or auto",
     )
     report.add_argument("--metrics", metavar="NAMES", help="comma-separated metric names")
     report.add_argument("--per-class", action="store_true", help="a table of every class")

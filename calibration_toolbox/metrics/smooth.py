@@ -542,8 +542,8 @@ def smooth_reliability_curve(
     >>> i = 768  # t = 0.75
     >>> float(curve.grid[i]), bool(curve.low[i] < curve.accuracy[i] < curve.high[i])
     (0.75, True)
-    >>> round(float(curve.accuracy[i]), 2)
-    0.65
+    >>> round(float(curve.accuracy[i]), 3)
+    0.655
     """
     pairs = _checked_pairs(prob, labels, logits, sample_weight, renormalize, bandwidth)
     scores, targets, weights, bandwidth = pairs

@@ -60,6 +60,7 @@ def _logits_and_labels(
     Probabilities become ``log(max(p, eps))`` (so that an entry of 0 has a finite logit);
     ``Scores`` become the two columns of a binary task.
     """
+    logits = iv.check_flag(logits, "logits")
     if logits and not isinstance(prob, Scores) and not iv.check_flag(renormalize, "renormalize"):
         # logits as given: no softmax to check (check_predictions would take one)
         z = iv.check_predicted_logits(prob, "prob")
