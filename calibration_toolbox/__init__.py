@@ -32,6 +32,7 @@ from calibration_toolbox.metrics import (
     KuiperCE,
     Scores,
     SmoothECE,
+    SmoothReliabilityCurve,
     TopLabelECE,
     ToprCE,
     brier_decomposition,
@@ -42,6 +43,7 @@ from calibration_toolbox.metrics import (
     expected_calibration_error,
     hosmer_lemeshow,
     negative_log_likelihood,
+    smooth_reliability_curve,
 )
 from calibration_toolbox.recalibration import (
     BetaCalibration,
@@ -55,7 +57,9 @@ from calibration_toolbox.recalibration import (
     TemperatureScaling,
     VectorScaling,
     load_recalibrator,
+    refinement_decomposition,
 )
+from calibration_toolbox.recalibration.refinement import RefinementDecomposition
 from calibration_toolbox.streaming import CalibrationAccumulator
 
 __all__ = [
@@ -94,8 +98,10 @@ __all__ = [
     "NotFittedError",
     "PlattScaling",
     "Recalibrator",
+    "RefinementDecomposition",
     "Scores",
     "SmoothECE",
+    "SmoothReliabilityCurve",
     "TemperatureScaling",
     "TopLabelECE",
     "ToprCE",
@@ -110,4 +116,6 @@ __all__ = [
     "hosmer_lemeshow",
     "load_recalibrator",
     "negative_log_likelihood",
+    "refinement_decomposition",
+    "smooth_reliability_curve",
 ]

@@ -278,6 +278,20 @@ _TABLE: list[MetricSpec] = [
         not_streamed="its kernel smoothing and bandwidth need all the rows",
         command_line="SmoothECE",
     ),
+    # The curve SmoothECE integrates, as data: no single number, so nothing to resample.
+    MetricSpec(
+        "smooth_reliability_curve",
+        scores=True,
+        not_streamed="its kernel smoothing and bandwidth need all the rows",
+        bootstrap=None,
+    ),
+    # A proper score split by a temperature fit: three numbers, no single one to resample.
+    MetricSpec(
+        "refinement_decomposition",
+        scores=True,
+        not_streamed="its temperature fit needs all the rows",
+        bootstrap=None,
+    ),
     MetricSpec(
         "calibration_slope_intercept",
         scores=True,

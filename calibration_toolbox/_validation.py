@@ -47,12 +47,14 @@ from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, warn
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = [
+    "NO_ROW_COUNT",
     "CheckedInput",
     "NotFittedError",
     "Pairs",
     "PendingPredictions",
     "Predictions",
     "accepts_classes",
+    "auto_bin_count",
     "check_bins",
     "check_class_names",
     "check_fit_magnitude",
@@ -65,6 +67,7 @@ __all__ = [
     "check_predicted_logits",
     "check_predictions",
     "check_prob",
+    "check_random_state",
     "check_sample_weight",
     "check_table_cells",
     "check_top_k",
@@ -1206,13 +1209,81 @@ def check_flag(value: object, name: str) -> bool:
     return bool(value)
 
 
-def check_bins(bins: object, name: str = "bins", *, adaptive_bins: bool = False) -> NDArray:
+def check_random_state(random_state: object) -> np.random.Generator:
+    """A generator from None, an integer seed or a ``numpy.random.Generator``."""
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError):
+        raise InputTypeError(
+            "{random_state} must be None, an integer seed or a numpy.random.Generator; "
+            "got {value}.",
+            argument="random_state",
+            value=type(random_state).__name__,
+        ) from None
+
+
+#: Why a caller that passes no row count cannot resolve ``bins="auto"`` (the default reason).
+NO_ROW_COUNT = "this call does not see the rows before its bins are fixed"
+
+
+def auto_bin_count(n_samples: int) -> int:
+    """The cube-root rule: the smallest integer ``B >= 1`` with ``B ** 3 >= n_samples``.
+
+    That is ``ceil(N ** (1/3))`` in exact arithmetic, the rule scikit-learn's
+    ``calibration_curve(n_bins="cube_root")`` adopted in 2026 (scikit-learn PR #33856,
+    with ``N = len(y_true)``, the rows), whose ``int(np.ceil(n ** (1/3)))`` gives the same
+    count for every N up to 10**7.  The last step is on integers, so that a perfect cube
+    gives its root wherever the floating-point root rounds.
+    """
+    count = int(np.ceil(np.cbrt(n_samples)))
+    # np.cbrt is within a unit in the last place of the root: step to the exact count.
+    if count > 1 and (count - 1) ** 3 >= n_samples:
+        count -= 1
+    elif count**3 < n_samples:
+        count += 1
+    return max(count, 1)
+
+
+def _resolved_bins(bins: str, n_samples: int | None, unknown_rows: str) -> int:
+    """The bin count of ``bins="auto"`` for ``n_samples`` rows; any other string refused."""
+    if bins != "auto":
+        raise InputError(
+            "{bins} must be an integer >= 1, an increasing array of edges from 0 to 1, or "
+            "'auto' (the cube-root rule, ceil(N ** (1/3)) for N rows); got {value!r}.",
+            argument="bins",
+            value=bins,
+        )
+    if n_samples is None:
+        raise InputError(
+            "{bins}='auto' chooses ceil(N ** (1/3)) bins for N rows, and {why}; pass a "
+            "number of bins or an array of edges.",
+            argument="bins",
+            why=Text(unknown_rows),
+        )
+    return auto_bin_count(n_samples)
+
+
+def check_bins(
+    bins: object,
+    name: str = "bins",
+    *,
+    adaptive_bins: bool = False,
+    n_samples: int | None = None,
+    unknown_rows: str = NO_ROW_COUNT,
+) -> NDArray:
     """Return bin edges: ``linspace(0, 1, bins + 1)`` for an int, or validated edges.
 
-    Equal-mass bins (``adaptive_bins``) take their edges from the data: only a number of
-    bins is accepted then.  Called as ``check(value, name)``, it is also the checker of an
-    estimator's ``bins`` parameter (the messages name `bins`, the only such parameter).
+    ``bins="auto"`` is the cube-root rule (:func:`auto_bin_count`) of the ``n_samples``
+    rows of the call (rows, not the sum of the weights: the count, like the measure, does
+    not change when every weight is doubled); a caller that cannot know ``n_samples`` yet
+    passes None and, in ``unknown_rows``, the reason the error gives.  Equal-mass bins
+    (``adaptive_bins``) take their edges from the data: only a number of bins (or
+    ``'auto'``) is accepted then.  Called as ``check(value, name)``, it is also the
+    checker of an estimator's ``bins`` parameter (the messages name `bins`, the only such
+    parameter).
     """
+    if isinstance(bins, str):
+        bins = _resolved_bins(bins, n_samples, unknown_rows)
     if adaptive_bins and not _is_integer(bins):
         raise InputTypeError(
             "{bins} must be an integer >= 1 with adaptive_bins=True; got {value!r}.",

@@ -32,6 +32,7 @@ from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox.metrics import CalibrationTable, calibration_table
 from calibration_toolbox.metrics._table import check_table
+from calibration_toolbox.metrics.smooth import SmoothReliabilityCurve, smooth_reliability_curve
 from calibration_toolbox.scores import PredictionsLike, Scores
 from calibration_toolbox.stats import CORPReliability, corp_reliability
 
@@ -215,7 +216,7 @@ def _draw_counts(ax, table: CalibrationTable, color: str) -> Any:
 
 
 # -- the CORP diagram ----------------------------------------------------------------------
-_STRATEGIES = ("bins", "corp")
+_STRATEGIES = ("bins", "corp", "smooth")
 _SCORE_NAMES = {"brier": "Brier score", "log": "log score"}
 
 
@@ -230,8 +231,8 @@ def _check_corp(corp: object) -> CORPReliability | None:
     return corp
 
 
-def _refuse_binned_options(class_conditional: object, adaptive_bins: object) -> None:
-    """The CORP diagram's bins are the PAV blocks: the binned diagram's options do not apply."""
+def _refuse_binned_options(class_conditional: object, adaptive_bins: object, strategy: str):
+    """The CORP and smooth curves are the top label's: the binned options do not apply."""
     for name, value in (
         ("class_conditional", class_conditional),
         ("adaptive_bins", adaptive_bins),
@@ -239,8 +240,9 @@ def _refuse_binned_options(class_conditional: object, adaptive_bins: object) -> 
         if iv.check_flag(value, name):
             raise InputError(
                 "{argument} applies to strategy='bins'; got {argument}=True with "
-                "strategy='corp' (its bins are the PAV blocks of the top label).",
+                "strategy={strategy!r} (it draws one curve of the top label or the scores).",
                 argument=name,
+                strategy=strategy,
             )
 
 
@@ -403,6 +405,7 @@ class ReliabilityDiagram(_Display):
     ):
         self.label = _check_label(label)
         self.corp_ = _check_corp(corp)
+        self.curve_ = None  # a smooth curve's display is made by from_curve
         if (table is None) == (self.corp_ is None):
             raise InputError(
                 "{table} and {corp} are exclusive: give one (a CalibrationTable, or the result "
@@ -452,8 +455,9 @@ class ReliabilityDiagram(_Display):
         label: str | None = None,
         strategy: str = "bins",
         score: str = "brier",
-        alpha: float = 0.1,
+        alpha: float | None = None,
         band: str = "auto",
+        bandwidth: float | None = None,
         n_resamples: int = 100,
         random_state: int | np.random.Generator | None = None,
     ) -> ReliabilityDiagram:
@@ -485,24 +489,50 @@ class ReliabilityDiagram(_Display):
             Axes for the bin counts when ``ax`` is given.
         label : str, optional
             Name of the series in the legend.
-        strategy : {'bins', 'corp'}, default 'bins'
-            The binned diagram, or the CORP diagram (top label or ``Scores`` only).
-        score, alpha, band, n_resamples, random_state
-            With ``strategy='corp'``: as in :func:`~calibration_toolbox.stats.corp_reliability`
-            (the decomposition's scoring rule; the band's level ``1 - alpha``, method,
-            resamples and seed).
+        strategy : {'bins', 'corp', 'smooth'}, default 'bins'
+            ``'bins'``: the binned diagram of the table.  ``'corp'``: the CORP diagram
+            (above).  ``'smooth'``: the kernel-smoothed curve that
+            :func:`~calibration_toolbox.SmoothECE` integrates
+            (:func:`~calibration_toolbox.smooth_reliability_curve`) with its pointwise
+            bootstrap band and, under it, the density of the scores (as relplot draws
+            them).  Both curves: top label or ``Scores`` only, ``bins`` and
+            ``adaptive_bins`` unused.
+        score, band
+            ``strategy='corp'`` only: as in :func:`~calibration_toolbox.stats.corp_reliability`
+            (the decomposition's scoring rule, the band's method).
+        bandwidth
+            ``strategy='smooth'`` only: as in
+            :func:`~calibration_toolbox.smooth_reliability_curve` (default: the fixed point).
+        alpha, n_resamples, random_state
+            The band's level ``1 - alpha`` (default: 0.1 for ``'corp'``, the paper's 90 %
+            band, 0.05 for ``'smooth'``), its resamples (``n_resamples=0``: no smooth band)
+            and seed.
 
         Returns
         -------
         ReliabilityDiagram
         """
-        if iv.choice(*_STRATEGIES)(strategy, "strategy") == "corp":
-            _refuse_binned_options(class_conditional, adaptive_bins)
+        strategy = iv.choice(*_STRATEGIES)(strategy, "strategy")
+        if strategy != "bins":
+            _refuse_binned_options(class_conditional, adaptive_bins, strategy)
+        if strategy == "smooth":
+            curve = smooth_reliability_curve(
+                prob,
+                labels,
+                bandwidth=bandwidth,
+                n_resamples=n_resamples,
+                alpha=0.05 if alpha is None else alpha,
+                random_state=random_state,
+                logits=logits,
+                sample_weight=sample_weight,
+            )
+            return cls.from_curve(curve, ax=ax, label=label)
+        if strategy == "corp":
             curve = corp_reliability(
                 prob,
                 labels,
                 score=score,
-                alpha=alpha,
+                alpha=0.1 if alpha is None else alpha,
                 band=band,
                 n_resamples=n_resamples,
                 random_state=random_state,
@@ -539,6 +569,28 @@ class ReliabilityDiagram(_Display):
         """
         return cls(table, classes=classes, label=label).plot(ax=ax, counts_ax=counts_ax)
 
+    @classmethod
+    def from_curve(
+        cls, curve: SmoothReliabilityCurve, *, ax: Any = None, label: str | None = None
+    ) -> ReliabilityDiagram:
+        """Draw a :class:`~calibration_toolbox.SmoothReliabilityCurve` as it is.
+
+        The curve (``accuracy`` against ``grid``), its band where it has one (``low`` to
+        ``high``) and the density of the scores, scaled to 0.3 of the height at its peak,
+        along the bottom.  The display keeps ``curve_`` (``table_`` is None).
+        """
+        if not isinstance(curve, SmoothReliabilityCurve):
+            raise InputTypeError(
+                "{curve} must be a SmoothReliabilityCurve; got {value}.",
+                argument="curve",
+                value=type(curve).__name__,
+            )
+        display = cls.__new__(cls)
+        display.table_, display.curve_, display.classes_ = None, curve, None
+        display.corp_ = None
+        display.label = _check_label(label)
+        return display.plot(ax=ax)
+
     def plot(
         self, ax: Any = None, label: str | None = None, *, counts_ax: Any = None
     ) -> ReliabilityDiagram:
@@ -546,11 +598,14 @@ class ReliabilityDiagram(_Display):
 
         Several displays drawn on the same ``ax`` (and ``counts_ax``) overlay their series,
         e.g. before and after recalibration: ``after.plot(ax=before.ax_,
-        counts_ax=before.counts_ax_)``.
+        counts_ax=before.counts_ax_)``.  A smooth curve (``from_curve``) is drawn on one
+        axes (``counts_ax`` unused).
         """
         plt = _pyplot()
         if label is not None:
             self.label = _check_label(label)
+        if self.curve_ is not None:
+            return _plot_smooth(self, plt, _check_axes(ax))
         if self.corp_ is None and self.table_.class_conditional:
             return self._plot_grid(plt, ax)
         ax = _check_axes(ax)
@@ -648,6 +703,43 @@ class ReliabilityDiagram(_Display):
         line = _draw_reliability(panel, group, self.label)["line"]
         panel.set_title(f"class {k}: ECE {group.calibration_error(1):.3f}", fontsize="small")
         return line
+
+
+#: Height of the density's peak along the bottom of a smooth diagram (relplot's 0.3).
+_DENSITY_HEIGHT = 0.3
+
+
+def _plot_smooth(display: ReliabilityDiagram, plt, ax: Any) -> ReliabilityDiagram:
+    """The smooth curve, its band and the scaled density on one axes."""
+    curve = display.curve_
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 5.5), layout="constrained")
+    _draw_diagonal(ax)
+    name = f"{display.label or 'model'} (smECE = {curve.value:.4f})"
+    (line,) = ax.plot(curve.grid, curve.accuracy, linewidth=2, label=name)
+    color = line.get_color()
+    band = None
+    if curve.low is not None:
+        band = ax.fill_between(
+            curve.grid,
+            curve.low,
+            curve.high,
+            color=color,
+            alpha=0.25,
+            linewidth=0,
+            label=f"{curve.confidence_level:.0%} bootstrap band",
+        )
+    height = curve.density / curve.density.max() * _DENSITY_HEIGHT
+    density = ax.fill_between(
+        curve.grid, 0.0, height, color="0.5", alpha=0.35, linewidth=0, label="density of scores"
+    )
+    ax.set_xlabel("confidence (score)")
+    ax.set_ylabel("smoothed accuracy (mean target)")
+    ax.set_title(f"Smooth reliability diagram (bandwidth {curve.bandwidth:.3g})")
+    ax.legend(loc="best", fontsize="small")
+    display.line_, display.band_, display.density_ = line, band, density
+    display.figure_, display.ax_, display.counts_ax_ = ax.figure, ax, None
+    return display
 
 
 def _panel_axes(ax: Any, n_panels: int) -> NDArray:

@@ -133,18 +133,6 @@ def _check_metric(metric: object) -> Callable:
     return metric
 
 
-def _check_random_state(random_state: object) -> np.random.Generator:
-    try:
-        return np.random.default_rng(random_state)
-    except (TypeError, ValueError):
-        raise InputTypeError(
-            "{random_state} must be None, an integer seed or a numpy.random.Generator; "
-            "got {value}.",
-            argument="random_state",
-            value=type(random_state).__name__,
-        ) from None
-
-
 def _check_method(method: object) -> str:
     names = {name.lower(): name for name in _METHODS}
     if isinstance(method, str) and method.lower() in names:
@@ -556,7 +544,7 @@ def bootstrap(
     n_resamples = _check_resamples(n_resamples, "n_resamples")
     confidence_level = check_confidence(confidence_level, "confidence_level")
     method = _check_method(method)
-    rng = _check_random_state(random_state)
+    rng = iv.check_random_state(random_state)
     labels = _class_indices(labels, metric_options)
     estimate, evaluator = _evaluator(metric, prob, labels, sample_weight, metric_options)
     n_rows, weights = evaluator.n_rows, evaluator.weights
@@ -689,7 +677,7 @@ def consistency_test(
     """
     metric = _check_metric(metric)
     n_resamples = _check_resamples(n_resamples, "n_resamples")
-    rng = _check_random_state(random_state)
+    rng = iv.check_random_state(random_state)
     labels = _class_indices(labels, metric_options)
     statistic = _as_number(metric(prob, labels, **metric_options))
     draw = _label_sampler(prob, labels, metric_options)
@@ -713,7 +701,7 @@ def _corp_null(prob, labels, score, n_resamples, random_state, logits, sample_we
     """The validated pooled forecasts, the scoring rule, the checked count and generator."""
     rule = iv.choice(*SCORING_RULES)(score, "score")
     n_resamples = _check_resamples(n_resamples, "n_resamples")
-    rng = _check_random_state(random_state)
+    rng = iv.check_random_state(random_state)
     pooled = pooled_forecasts(*checked_pairs(prob, labels, sample_weight, logits))
     return pooled, rule, n_resamples, rng
 

@@ -51,6 +51,12 @@ _METRICS = {
 }
 #: What does not stream, and why (the registry's rows).
 _NOT_STREAMED = registry.not_streamed()
+# bins="auto" depends on N, which the accumulator learns only at the end, while every
+# batch must be binned on its edges as it arrives.
+_AUTO_REFUSED = (
+    "the accumulator bins each batch as it arrives, before it knows how many rows will "
+    "come (with N known in advance, pass the count itself: the smallest B with B**3 >= N)"
+)
 
 
 class _Rows(NamedTuple):
@@ -127,7 +133,8 @@ class CalibrationAccumulator:
     ----------
     bins : int or array-like, default 15
         Number of equal-width bins, or their increasing edges from 0 to 1 (bins
-        ``(lo, hi]``, 0 in the first).  Equal-mass bins cannot stream: their edges depend on
+        ``(lo, hi]``, 0 in the first); ``'auto'`` is refused, as its count depends on
+        all the rows.  Equal-mass bins cannot stream: their edges depend on
         all the rows.
     n_classes : int, optional
         Number of classes K; by default the first batch's.  A batch with another K is an
@@ -201,7 +208,7 @@ class CalibrationAccumulator:
         tables: Sequence[str] | None = None,
         eps: float = 1e-15,
     ):
-        self.edges = iv.check_bins(bins)
+        self.edges = iv.check_bins(bins, unknown_rows=_AUTO_REFUSED)
         self.logits = iv.check_logits_flag(logits, renormalize)
         self.renormalize = bool(renormalize)
         self.scores = iv.check_flag(scores, "scores")

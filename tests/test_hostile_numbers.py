@@ -118,8 +118,9 @@ def _value(result: object) -> np.ndarray:
         return np.array([result])
     if isinstance(result, ct.CalibrationTable):
         return np.array([result.calibration_error()])
-    if dataclasses.is_dataclass(result):  # brier_decomposition's parts
-        return np.array(dataclasses.astuple(result), dtype=float)
+    if dataclasses.is_dataclass(result):  # brier_decomposition's parts, a curve's arrays
+        parts = [part for part in dataclasses.astuple(result) if part is not None]
+        return np.hstack(parts).astype(float)
     return np.array([result.value, result.n_bins], dtype=float)  # ECESweep's result
 
 

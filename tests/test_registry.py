@@ -256,7 +256,7 @@ def test_the_scores_refusal_names_every_acceptor():
         ct.TemperatureScaling().fit(ct.Scores([0.2, 0.7]), [0, 1])
     named = set(re.findall(r"\w+", str(refusal.value)))
     assert {row.name for row in _registry.accepting_scores()} <= named
-    assert len(_registry.accepting_scores()) == 23
+    assert len(_registry.accepting_scores()) == 25
 
 
 def test_the_scores_docstring_names_every_acceptor_and_every_class_wise_metric():

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import platform
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
@@ -27,7 +27,7 @@ import scipy
 from scipy.special import bdtr
 
 from calibration_toolbox import __version__
-from calibration_toolbox._validation import Predictions, check_predictions
+from calibration_toolbox._validation import Predictions, check_bins, check_predictions
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.cli._inputs import Inputs, metric_view
 from calibration_toolbox.cli._methods import (
@@ -315,8 +315,12 @@ class InMemory:
     blocks = None
 
     def __init__(self, inputs: Inputs, options: ReportOptions, methods: tuple[Method, ...]):
-        self.inputs, self.options, self.methods = inputs, options, methods
         test = inputs.test
+        if isinstance(options.bins, str):  # --bins auto: one count for every number shown
+            options = replace(
+                options, bins=len(check_bins(options.bins, n_samples=len(test.labels))) - 1
+            )
+        self.inputs, self.options, self.methods = inputs, options, methods
         self.file, self.title = inputs.file, inputs.title
         self.one_column = test.predictions.ndim == 1
         self.n_classes = 2 if self.one_column else int(test.predictions.shape[1])

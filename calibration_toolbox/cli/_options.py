@@ -84,7 +84,8 @@ class FileOptions:
 class ReportOptions:
     """What to compute: the metrics and the bins, the per-class table, the intervals."""
 
-    bins: int
+    bins: int | str
+    """A count, or ``'auto'`` until the rows resolve it (``InMemory``)."""
     metrics: tuple[Metric, ...]
     per_class: bool = False
     class_tables: bool = False

@@ -40,6 +40,18 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _bin_count(text: str) -> int | str:
+    """``--bins``: a count, or ``auto`` (the cube-root rule, resolved on the rows)."""
+    if text == "auto":
+        return text
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer >= 1 or auto; got {text!r}"
+        ) from None
+
+
 def _seed(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}")
@@ -286,7 +298,11 @@ def _add_report(commands) -> None:
         "--renormalize", action="store_true", help="divide each row of probabilities by its sum"
     )
     report.add_argument(
-        "--bins", type=_positive_int, default=15, metavar="B", help="number of bins (15)"
+        "--bins",
+        type=_bin_count,
+        default=15,
+        metavar="B",
+        help="number of bins (15), or auto",
     )
     report.add_argument("--metrics", metavar="NAMES", help="comma-separated metric names")
     report.add_argument("--per-class", action="store_true", help="a table of every class")

@@ -32,7 +32,11 @@ from calibration_toolbox.metrics.gce import (
 )
 from calibration_toolbox.metrics.kernel import MMCE, SKCE
 from calibration_toolbox.metrics.scoring import brier_score, negative_log_likelihood
-from calibration_toolbox.metrics.smooth import SmoothECE
+from calibration_toolbox.metrics.smooth import (
+    SmoothECE,
+    SmoothReliabilityCurve,
+    smooth_reliability_curve,
+)
 from calibration_toolbox.scores import Scores
 
 __all__ = [
@@ -63,6 +67,7 @@ __all__ = [
     "KuiperCE",
     "Scores",
     "SmoothECE",
+    "SmoothReliabilityCurve",
     "TopLabelECE",
     "ToprCE",
     "brier_decomposition",
@@ -73,4 +78,5 @@ __all__ = [
     "expected_calibration_error",
     "hosmer_lemeshow",
     "negative_log_likelihood",
+    "smooth_reliability_curve",
 ]

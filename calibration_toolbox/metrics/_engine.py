@@ -115,7 +115,7 @@ def _weights_and_options(
     options: dict[str, object],
 ) -> tuple[NDArray | None, GCEOptions]:
     """The checked options, then the weights, scaled where the options leave them scale-free."""
-    gce_options = GCEOptions.checked(checked.n_classes, **options)
+    gce_options = GCEOptions.checked(checked.n_classes, n_samples=checked.n_samples, **options)
     counted = gce_options.adaptive_bins or gce_options.debias  # weights count as rows
     weights = iv.check_sample_weight(
         sample_weight, checked.n_samples, scale_free=scale_free and not counted
@@ -207,7 +207,7 @@ def _dask_table(prob, labels, *, logits, sample_weight, renormalize, **options):
     in-memory call adds them (``_dask.block_sums``): the same table to the last bit.
     """
     n_classes = _dask.n_classes(prob)
-    checked_options = GCEOptions.checked(n_classes, **options)
+    checked_options = GCEOptions.checked(n_classes, n_samples=_dask_rows(prob), **options)
     if checked_options.adaptive_bins:
         equal_mass = ", ".join(row.name for row in _registry.equal_mass())
         raise ValueError(
@@ -215,11 +215,19 @@ def _dask_table(prob, labels, *, logits, sample_weight, renormalize, **options):
             "equal-mass edges depend on all the rows. Call .compute() first, or use fixed "
             "edges (adaptive_bins=False; bins an integer or an array of edges)."
         )
+    if isinstance(options["bins"], str):  # 'auto', resolved once from all the rows
+        options = {**options, "bins": checked_options.n_bins}
     chunk = functools.partial(
         _chunk_table, logits=logits, renormalize=renormalize, options=options
     )
     total, _ = _dask.block_sums(prob, labels, sample_weight, chunk, n_classes, zero=zeroed)
     return total, checked_options
+
+
+def _dask_rows(prob) -> int | None:
+    """The rows of a Dask array, or None while its chunk sizes are unknown (NaN)."""
+    rows = (prob.values if isinstance(prob, Scores) else prob).shape[0]
+    return int(rows) if np.isfinite(rows) else None
 
 
 def _chunk_table(prob, labels, weights, *, logits, renormalize, options):

@@ -77,11 +77,16 @@ class GCEOptions:
         norm: object,
         thresholding: object,
         debias: object = False,
+        n_samples: int | None = None,
     ) -> GCEOptions:
-        """Validate the arguments of a GCE call on ``n_classes`` classes."""
+        """Validate the arguments of a GCE call on ``n_classes`` classes.
+
+        ``n_samples``, the rows of the call, resolves ``bins="auto"`` (the cube-root rule of
+        ``check_bins``); None where the rows are not known yet (``'auto'`` is refused).
+        """
         class_conditional = iv.check_flag(class_conditional, "class_conditional")
         adaptive_bins = iv.check_flag(adaptive_bins, "adaptive_bins")
-        edges = iv.check_bins(bins, adaptive_bins=adaptive_bins)
+        edges = iv.check_bins(bins, adaptive_bins=adaptive_bins, n_samples=n_samples)
         iv.check_table_cells(n_classes if class_conditional else 1, len(edges) - 1)
         norm = iv.check_norm(norm)
         return cls(

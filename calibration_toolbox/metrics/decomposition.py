@@ -121,8 +121,10 @@ def brier_decomposition(
         ``labels``.
     labels : array-like of int, shape (N,)
         True classes in ``[0, K)``; 0/1 targets with ``Scores``.
-    bins : int or array-like, default 15
-        Number of equal-width bins, or their increasing edges from 0 to 1.
+    bins : int, array-like or 'auto', default 15
+        Number of equal-width bins, or their increasing edges from 0 to 1.  ``'auto'``:
+        ``ceil(N ** (1/3))`` bins for the N rows of the call (the cube-root rule of
+        scikit-learn's ``calibration_curve``, see :func:`GCE`).
     logits : bool, default False
         ``prob`` holds logits; the softmax is applied first.
     sample_weight : array-like, shape (N,), optional
@@ -173,6 +175,7 @@ def brier_decomposition(
         top_k_classes=1 if pairs else "all",
         norm=1,
         thresholding=0.0,
+        n_samples=checked.n_samples,
     )
     table = checked_table(checked, weights, options)
     total = float(checked.n_samples if weights is None else weights.sum())

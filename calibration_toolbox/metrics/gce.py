@@ -86,17 +86,23 @@ _DOC_FRAGMENTS = {
         True classes in ``[0, K)``.
 """,
     "{equal_width_bins}": """\
-    bins : int or array-like, default 15
+    bins : int, array-like or 'auto', default 15
         Number of equal-width bins, or their increasing edges from 0 to 1.  Bins are
-        ``(lo, hi]`` with 0 in the first bin.
+        ``(lo, hi]`` with 0 in the first bin.  ``'auto'``: ``ceil(N ** (1/3))`` bins for
+        the N rows of the call (the cube-root rule of scikit-learn's
+        ``calibration_curve``, see :func:`GCE`).
 """,
     "{equal_mass_bins}": """\
-    bins : int, default 15
+    bins : int or 'auto', default 15
         Number of equal-mass bins of each class (Nixon et al.'s rule, see :func:`GCE`).
+        ``'auto'``: ``ceil(N ** (1/3))`` bins for the N rows of the call (the cube-root
+        rule of scikit-learn's ``calibration_curve``, see :func:`GCE`).
 """,
     "{either_bins}": """\
-    bins : int or array-like, default 15
+    bins : int, array-like or 'auto', default 15
         Number of bins, or increasing equal-width edges from 0 to 1 (as :func:`ECE`).
+        ``'auto'``: ``ceil(N ** (1/3))`` bins for the N rows of the call (the cube-root
+        rule of scikit-learn's ``calibration_curve``, see :func:`GCE`).
     adaptive_bins : bool, default False
         Equal-mass bins of the confidences (Nixon et al.'s rule, see :func:`GCE`).
 """,
@@ -243,9 +249,16 @@ def GCE(
     Parameters
     ----------
     {gce_predictions}
-    bins : int or array-like, default 15
+    bins : int, array-like or 'auto', default 15
         Number of bins, or increasing equal-width edges from 0 to 1.  Equal-width bins are
         ``(lo, hi]`` with 0 in the first bin.  ``bin=`` is accepted as a synonym.
+        ``'auto'``: the cube-root rule, the smallest B with ``B ** 3 >= N`` for the N rows
+        of the call (``ceil(N ** (1/3))`` in exact arithmetic), the rule scikit-learn's
+        ``calibration_curve(n_bins="cube_root")`` adopted in 2026 (PR #33856), there too
+        of the rows (``len(y_true)``).  The rows, not the sum of the weights: doubling
+        every weight leaves the count, like the measure, unchanged, but integer weights
+        then differ from duplicated rows (which add rows).  The same count for every
+        class's score set; the table shows it (``calibration_table(...).n_bins``).
     class_conditional : bool, default True
         One score set per class (averaged over the K classes) instead of one pooled set.
     adaptive_bins : bool, default False

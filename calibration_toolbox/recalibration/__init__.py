@@ -9,6 +9,7 @@ from calibration_toolbox.recalibration.linear import (
     VectorScaling,
 )
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
+from calibration_toolbox.recalibration.refinement import refinement_decomposition
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 
 __all__ = [
@@ -23,4 +24,5 @@ __all__ = [
     "TemperatureScaling",
     "VectorScaling",
     "load_recalibrator",
+    "refinement_decomposition",
 ]

@@ -199,11 +199,11 @@ ERROR_CASES = {
     ),
     "--bins 0": (
         ["good.npz", "--bins", "0"],
-        r"argument --bins: must be an integer >= 1; got '0'",
+        r"argument --bins: must be an integer >= 1 or auto; got '0'",
     ),
     "--bins x": (
         ["good.npz", "--bins", "x"],
-        r"argument --bins: must be an integer >= 1; got 'x'",
+        r"argument --bins: must be an integer >= 1 or auto; got 'x'",
     ),
     "unknown option": (["good.npz", "--bogus"], r"unrecognized arguments: --bogus"),
     "--scores with a matrix": (
