@@ -325,7 +325,7 @@ def hosmer_lemeshow(
     prob: PredictionsLike,
     labels: ArrayLike,
     *,
-    bins: int = 10,
+    bins: int | str = 10,
     in_sample: bool = True,
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
@@ -364,8 +364,9 @@ def hosmer_lemeshow(
         one risk per row against 0/1 ``labels``.
     labels : array-like of int, shape (N,)
         True classes in ``[0, K)``; 0/1 targets with ``Scores``.
-    bins : int, default 10
-        The number of groups G, at least 3.
+    bins : int or 'auto', default 10
+        The number of groups G, at least 3; ``'auto'`` the cube-root rule of the binned
+        measures (``ceil(N ** (1/3))`` for N rows; at least 3 non-empty groups needed).
     in_sample : bool, default True
         Whether the model was fitted on these rows (dof G - 2); False for held-out
         predictions (dof G).
@@ -409,7 +410,8 @@ def hosmer_lemeshow(
     >>> round(result.statistic, 4), result.dof, round(result.pvalue, 4)
     (2.1871, 1, 0.1392)
     """
-    bins = _check_groups(bins, "bins")
+    if not isinstance(bins, str):  # 'auto' (or a wrong string) is calibration_table's
+        bins = _check_groups(bins, "bins")
     table = calibration_table(
         prob,
         labels,
