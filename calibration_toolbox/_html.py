@@ -85,7 +85,7 @@ td.num { text-align: right; white-space: nowrap; }
 td.text { text-align: left; }
 .interval { display: block; color: #555; font-size: 0.82em; }
 .scroll { overflow-x: auto; }
-.figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr));
+.figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(420px, 1fr));
   gap: 12px 20px; align-items: start; }
 figure { margin: 0; }
 figure svg { display: block; width: 100%; height: auto; }
