@@ -48,8 +48,7 @@ def test_stored_notebooks_are_executed_small_and_name_no_folder_of_this_machine(
     assert all(cell["outputs"] for cell in cells)
     assert not [output for output in outputs if output["output_type"] == "error"]
     assert not [output for output in outputs if output.get("name") == "stderr"]
-    if notebook.name != "02_which_metric.ipynb":  # the figures are in 01 and 03
-        assert any("image/png" in output.get("data", {}) for output in outputs)
+    assert any("image/png" in output.get("data", {}) for output in outputs)  # a figure each
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
