@@ -291,6 +291,8 @@ _TABLE: list[MetricSpec] = [
         scores=True,
         not_streamed="its temperature fit needs all the rows",
         bootstrap=None,
+        command_line="Refine",
+        from_logits=True,
     ),
     MetricSpec(
         "calibration_slope_intercept",

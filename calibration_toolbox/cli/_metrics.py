@@ -67,6 +67,7 @@ class Metric:
 #: name per term (``--metrics CORP`` gives the columns CORP_MCB, CORP_DSC and CORP_UNC).
 TERMS: dict[str, dict[str, str]] = {
     "CORP": {"MCB": "miscalibration", "DSC": "discrimination", "UNC": "uncertainty"},
+    "Refine": {"CAL": "calibration", "REF": "refinement"},
 }
 
 

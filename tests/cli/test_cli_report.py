@@ -30,6 +30,7 @@ from calibration_toolbox import (
     brier_score,
     corp_decomposition,
     negative_log_likelihood,
+    refinement_decomposition,
 )
 from calibration_toolbox.cli import main
 from calibration_toolbox.cli._metrics import METRICS, parse_metrics
@@ -187,6 +188,9 @@ def test_every_metric_by_name_is_the_apis(files, capsys):
     expected = {"CORP_MCB": corp.miscalibration, "CORP_DSC": corp.discrimination}
     for name, value in {**expected, "CORP_UNC": corp.uncertainty}.items():
         assert_allclose(values[name], value, rtol=1e-12, err_msg=name)
+    split = refinement_decomposition(prob, labels)
+    assert_allclose(values["Refine_CAL"], split.calibration, rtol=1e-12)
+    assert_allclose(values["Refine_REF"], split.refinement, rtol=1e-12)
     for metric in reported:
         assert_allclose(
             values[metric.name], metric(prob, labels, bins=12, logits=False), rtol=1e-12
