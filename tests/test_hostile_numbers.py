@@ -139,7 +139,8 @@ def test_equal_extreme_weights_give_the_unweighted_value_or_a_clear_refusal(
     else:
         expected = _value(metric(PROB, LABELS, **options))
         actual = _value(metric(PROB, LABELS, sample_weight=weights, **options))
-        np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-15)
+        # atol: a smoothed curve's ratios near its density floor round differently
+        np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(weights, given)  # never mutated
 
 
@@ -304,8 +305,8 @@ def test_platt_scaling_is_the_same_fit_whatever_the_units_of_its_scores(factor):
 
 def test_the_large_count_band_is_the_binomial_quantile_at_the_threshold():
     binom = pytest.importorskip("scipy.stats").binom
-    n = np.full(9, EXACT_BAND_COUNT)
-    p = np.array([1e-13, 1e-9, 1e-7, 1e-6, 0.01, 0.3, 0.5, 1 - 1e-7, 1 - 1e-12])
+    n = np.full(11, EXACT_BAND_COUNT)
+    p = np.array([1e-13, 1e-9, 1e-7, 1e-6, 1e-5, 1e-4, 0.01, 0.3, 0.5, 1 - 1e-7, 1 - 1e-12])
     for q in (1e-6, 0.025, 0.5, 0.975):
         # the Poisson, Cornish-Fisher and mirrored Poisson regimes all meet SciPy's count
         np.testing.assert_array_equal(_large_count_quantile(q, n, p), binom.ppf(q, n, p))

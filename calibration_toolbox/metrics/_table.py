@@ -473,10 +473,10 @@ def consistency_bands(
     is evidence of miscalibration in that bin (one bin at a time, no multiplicity
     correction).  Weighted counts are rounded to the nearest integer (frequency weights);
     a bin whose count rounds to 0 gets NaN, like an empty bin.  The mean score is the
-    bin's, not its centre.  Above a rounded count of ``2**40`` (weighted counts), the
+    bin's, not its centre.  Above a rounded count of ``2**36`` (weighted counts), the
     quantile is the Poisson quantile of the rarer outcome where its mean count is below
-    ``2**20``, else the Cornish-Fisher expansion (the same counts as the binomial's at
-    ``2**40``; SciPy's ``binom.ppf`` does not return at such counts).
+    ``2**20``, else the Cornish-Fisher expansion (at ``2**36`` the binomial's counts;
+    SciPy's ``binom.ppf`` loses its digits, then does not return, at larger counts).
 
     Parameters
     ----------

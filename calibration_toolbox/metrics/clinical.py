@@ -163,14 +163,18 @@ def _logistic_fit(design: NDArray, offset, targets, weights) -> tuple[NDArray, N
             message=fit.message,
         )
     try:
-        return fit.x, np.linalg.inv(information * weights.sum())
+        covariance = np.linalg.inv(information * weights.sum())
     except np.linalg.LinAlgError:  # no information left: the fit ran off to infinity
-        pass
-    raise InputError(
-        "the logistic recalibration did not converge (its information matrix is "
-        "singular): the labels may be separated by the scores.",
-        argument="labels",
-    )
+        covariance = np.full_like(information, np.nan)
+    # Far out on separated labels the information is singular, or so nearly that its
+    # inverse has a negative variance (as it had under NumPy 1.23 and SciPy 1.12)
+    if not (np.isfinite(covariance).all() and (np.diag(covariance) > 0).all()):
+        raise InputError(
+            "the logistic recalibration did not converge (its information matrix is "
+            "singular): the labels may be separated by the scores.",
+            argument="labels",
+        )
+    return fit.x, covariance
 
 
 @_registry.metric("calibration_slope_intercept")

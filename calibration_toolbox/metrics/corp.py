@@ -447,12 +447,12 @@ def _chernoff_cdf() -> NDArray:
     """Chernoff's CDF on the grid ``_CHERNOFF_GRID`` (computed once: about 80 ms)."""
     # Imported here: scipy.integrate adds 0.13-0.25 s to the package's import, which only
     # the asymptotic CORP band needs.
-    from scipy.integrate import cumulative_trapezoid
+    from scipy.integrate import cumulative_trapezoid, trapezoid
 
     transform = 2 ** (1 / 3) / airy(1j * 2 ** (-1 / 3) * _FOURIER_GRID)[0]
     points = np.concatenate([_CHERNOFF_GRID, -_CHERNOFF_GRID])
     phases = np.exp(-1j * np.outer(points, _FOURIER_GRID))
-    g = np.trapezoid((phases * transform).real, _FOURIER_GRID, axis=1) / np.pi
+    g = trapezoid((phases * transform).real, _FOURIER_GRID, axis=1) / np.pi
     density = 0.5 * g[: _CHERNOFF_GRID.size] * g[_CHERNOFF_GRID.size :]
     cdf = 0.5 + cumulative_trapezoid(density, _CHERNOFF_GRID, initial=0.0)
     cdf.setflags(write=False)
