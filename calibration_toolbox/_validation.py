@@ -74,6 +74,7 @@ __all__ = [
     "checks_after_values",
     "choice",
     "labels_from_file",
+    "top_label_pairs",
 ]
 
 # Largest |row sum - 1| accepted for probabilities stored at each precision.  A float32
@@ -829,6 +830,28 @@ def accepts_classes(metric: Function) -> Function:
         return metric(*args, **kwargs)
 
     return cast(Function, with_classes)  # the signature of `metric`, `classes` in it
+
+
+def top_label_pairs(
+    prob, labels, logits, sample_weight, renormalize, *, scale_free: bool, weightless=False
+) -> tuple[NDArray, NDArray, NDArray | None]:
+    """Validated top-label (score, target) pairs and weights, rows of weight 0 removed.
+
+    The validation of the measures of one score per row (the clinical summary, CORP,
+    SmoothECE's curve) and of the tests of :mod:`calibration_toolbox.stats`: a plain 1-D
+    ``prob`` is refused as by every top-label measure (``scale_free``: as
+    :func:`check_sample_weight`); ``weightless=True`` keeps the rows of weight 0 (so that a
+    message can name a row, or the caller weighs them itself).
+    """
+    checked = check_predictions(
+        prob, labels, logits=logits, renormalize=renormalize, top_label=True
+    )
+    scores, targets = checked.top_label()
+    weights = check_sample_weight(sample_weight, checked.n_samples, scale_free=scale_free)
+    if weights is not None and not weightless:
+        positive = weights > 0
+        scores, targets, weights = scores[positive], targets[positive], weights[positive]
+    return scores, targets, weights
 
 
 def check_labels(

@@ -35,12 +35,10 @@ from calibration_toolbox.metrics._engine import (
 )
 from calibration_toolbox.metrics._intervals import ConfidenceInterval, check_confidence
 from calibration_toolbox.metrics._table import bin_intervals, consistency_bands, reduce_tables
-from calibration_toolbox.metrics.clinical import top_label_pairs
 from calibration_toolbox.metrics.corp import (
     SCORING_RULES,
     CORPDecomposition,
     asymptotic_band,
-    checked_pairs,
     corp_terms,
     null_refits,
     pav_fit,
@@ -702,7 +700,10 @@ def _corp_null(prob, labels, score, n_resamples, random_state, logits, sample_we
     rule = iv.choice(*SCORING_RULES)(score, "score")
     n_resamples = _check_resamples(n_resamples, "n_resamples")
     rng = iv.check_random_state(random_state)
-    pooled = pooled_forecasts(*checked_pairs(prob, labels, sample_weight, logits))
+    pairs = iv.top_label_pairs(
+        prob, labels, logits, sample_weight, False, scale_free=True, weightless=True
+    )
+    pooled = pooled_forecasts(*pairs)
     return pooled, rule, n_resamples, rng
 
 
@@ -1021,7 +1022,7 @@ def _tested(
 
 def _cumulative_test(prob, labels, logits, sample_weight, renormalize, kuiper: bool):
     """KS (``kuiper=False``) or Kuiper test of the top-label walk."""
-    scores, targets, weights = top_label_pairs(
+    scores, targets, weights = iv.top_label_pairs(
         prob, labels, logits, sample_weight, renormalize, scale_free=True
     )
     high, low = walk_extremes(scores, targets, weights)
@@ -1257,7 +1258,7 @@ def spiegelhalter_test(
     >>> round(result.scaled_statistic, 3), round(result.pvalue, 3)
     (-0.757, 0.449)
     """
-    scores, targets, weights = top_label_pairs(
+    scores, targets, weights = iv.top_label_pairs(
         prob, labels, logits, sample_weight, renormalize, scale_free=True
     )
     scores = scores.astype(np.float64, copy=False)

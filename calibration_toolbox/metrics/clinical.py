@@ -49,26 +49,6 @@ _check_groups = iv.integer_at_least(3)
 _SCORE_TOLERANCE = 1e-10
 
 
-def top_label_pairs(
-    prob, labels, logits, sample_weight, renormalize, *, scale_free: bool, weightless=False
-) -> tuple[NDArray, NDArray, NDArray | None]:
-    """Validated top-label (score, target) pairs and weights, rows of weight 0 removed.
-
-    The validation of every measure here and of the tests of :mod:`calibration_toolbox.stats`
-    (``scale_free``: as :func:`~calibration_toolbox._validation.check_sample_weight`);
-    ``weightless=True`` keeps the rows of weight 0 (so that a message can name a row).
-    """
-    checked = iv.check_predictions(
-        prob, labels, logits=logits, renormalize=renormalize, top_label=True
-    )
-    scores, targets = checked.top_label()
-    weights = iv.check_sample_weight(sample_weight, checked.n_samples, scale_free=scale_free)
-    if weights is not None and not weightless:
-        positive = weights > 0
-        scores, targets, weights = scores[positive], targets[positive], weights[positive]
-    return scores, targets, weights
-
-
 # -- calibration slope and intercept ---------------------------------------------------------
 @dataclass(frozen=True)
 class CalibrationSlopeIntercept:
@@ -269,7 +249,7 @@ def calibration_slope_intercept(
     """
     level = check_confidence(confidence_level, "confidence_level")
     clip = None if clip is None else _check_clip(clip, "clip")
-    scores, targets, weights = top_label_pairs(
+    scores, targets, weights = iv.top_label_pairs(
         prob, labels, logits, sample_weight, renormalize, scale_free=False, weightless=True
     )
     log_odds = _log_odds(scores, weights, clip)
@@ -474,7 +454,7 @@ def _curve_distances(prob, labels, bandwidth, logits, sample_weight, renormalize
     """|smoothed calibration curve - score| at each score, and the weights."""
     if bandwidth is not None:
         bandwidth = iv.positive_number(bandwidth, "bandwidth")
-    scores, targets, weights = top_label_pairs(
+    scores, targets, weights = iv.top_label_pairs(
         prob, labels, logits, sample_weight, renormalize, scale_free=True
     )
     residuals, _ = smoothed_residuals(scores, targets, weights, bandwidth)

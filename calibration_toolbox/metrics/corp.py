@@ -35,7 +35,6 @@ __all__ = [
     "PooledForecasts",
     "asymptotic_band",
     "calibrated_events",
-    "checked_pairs",
     "chernoff_quantile",
     "corp_decomposition",
     "corp_terms",
@@ -203,25 +202,6 @@ def corp_terms(
     )
 
 
-def checked_pairs(
-    prob: PredictionsLike,
-    labels: ArrayLike,
-    sample_weight: ArrayLike | None,
-    logits: bool = False,
-    renormalize: bool = False,
-) -> tuple[NDArray, NDArray, NDArray | None]:
-    """Validated (score, target) pairs of a CORP call (top label, or ``Scores``) and weights.
-
-    A plain 1-D ``prob`` is refused as for every top-label measure.
-    """
-    checked = iv.check_predictions(
-        prob, labels, logits=logits, renormalize=renormalize, top_label=True
-    )
-    weights = iv.check_sample_weight(sample_weight, checked.n_samples, scale_free=True)
-    scores, targets = checked.top_label()
-    return scores, targets, weights
-
-
 @_registry.metric("corp_decomposition")
 @iv.accepts_classes
 @with_reference
@@ -334,7 +314,9 @@ def corp_decomposition(
     0.225
     """
     rule = iv.choice(*SCORING_RULES)(score, "score")
-    scores, targets, weights = checked_pairs(prob, labels, sample_weight, logits, renormalize)
+    scores, targets, weights = iv.top_label_pairs(
+        prob, labels, logits, sample_weight, renormalize, scale_free=True, weightless=True
+    )
     return corp_terms(pooled_forecasts(scores, targets, weights), rule)
 
 

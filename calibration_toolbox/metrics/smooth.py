@@ -201,16 +201,11 @@ def _root_between(spectrum: _Spectrum, lower: float, upper: float) -> tuple[floa
 
 def _checked_pairs(prob, labels, logits, sample_weight, renormalize, bandwidth):
     """The validated (score, target) pairs of the top label or ``Scores``, weights > 0 only."""
-    checked = iv.check_predictions(
-        prob, labels, logits=logits, renormalize=renormalize, top_label=True
+    scores, targets, weights = iv.top_label_pairs(
+        prob, labels, logits, sample_weight, renormalize, scale_free=True
     )
-    weights = iv.check_sample_weight(sample_weight, checked.n_samples, scale_free=True)
     if bandwidth is not None:
         bandwidth = iv.positive_number(bandwidth, "bandwidth")
-    scores, targets = checked.top_label()
-    if weights is not None:
-        positive = weights > 0  # rows of weight 0 are absent
-        scores, targets, weights = scores[positive], targets[positive], weights[positive]
     return scores, targets, weights, bandwidth
 
 
