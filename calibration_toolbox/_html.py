@@ -27,12 +27,13 @@ import math
 import re
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from calibration_toolbox._errors import InputError, InputTypeError, Name
-from calibration_toolbox.metrics import CalibrationTable
+from calibration_toolbox.metrics import CalibrationTable, SmoothReliabilityCurve
 from calibration_toolbox.plot import (
     MAX_GRID_CLASSES,
     ConfidenceHistogram,
@@ -111,7 +112,7 @@ def render_report(
     report: Mapping[str, Any],
     tables: Mapping[str, CalibrationTable],
     class_tables: Mapping[str, CalibrationTable] | None = None,
-    corp_curves: Mapping[str, CORPReliability] | None = None,
+    curves: Mapping[str, Mapping[str, CORPReliability | SmoothReliabilityCurve]] | None = None,
 ) -> str:
     """The whole self-contained HTML page of a report document.
 
@@ -131,9 +132,11 @@ def render_report(
         Class-conditional tables of some methods: a class-wise reliability grid for each,
         all classes when K <= 20, otherwise the 20 classes with the largest class-wise
         error in the first such table (the page says which).
-    corp_curves : mapping of str to CORPReliability, optional
-        The CORP curves of some methods (``--metrics CORP``): a CORP reliability diagram
-        with its consistency band and decomposition for each.
+    curves : mapping of str to mapping of str to curve, optional
+        The curves of the measures' own diagrams, by diagram (``'corp'``: a
+        ``CORPReliability``, ``--metrics CORP``; ``'smooth'``: a
+        ``SmoothReliabilityCurve``, ``--metrics SmoothECE``), then by method: a section of
+        one diagram per method for each (band and, for CORP, the decomposition).
 
     Returns
     -------
@@ -161,7 +164,10 @@ def render_report(
         _test_section(results),
         _parameter_section(results),
         _figure_section(methods, pooled, figures, scores=report.get("input") == "scores"),
-        _corp_section(_check_corp_curves(corp_curves, methods), figures),
+        *(
+            _curve_section(_DIAGRAMS[diagram], drawn, figures)
+            for diagram, drawn in _check_curves(curves, methods).items()
+        ),
         _per_class_section(results),
         _grid_section(grids, figures),
         _footer(report),
@@ -515,47 +521,103 @@ def _at(values: list[object], row: int) -> object:
     return values[row] if row < len(values) else None
 
 
-def _check_corp_curves(
-    curves: Mapping[str, CORPReliability] | None, methods: list[str]
-) -> dict[str, CORPReliability]:
-    """The CORP curves of methods of the report, in the report's order."""
+@dataclass(frozen=True)
+class _Diagram:
+    """A section of diagrams of the measures' own curves: its heading, note and curve type."""
+
+    title: str
+    figure: str
+    curve: type
+    note: str
+    counts: bool
+    """Whether the figure has the forecasts' counts under the curve."""
+    legend_rows: int
+    """The entries of its legend: the diagonal, the curve, its band (and the density)."""
+
+
+#: The diagrams of ``render_report``'s ``curves``, in the page's order.
+_DIAGRAMS = {
+    "corp": _Diagram(
+        "CORP reliability diagrams",
+        "CORP reliability diagram",
+        CORPReliability,
+        "CORP (Dimitriadis, Gneiting &amp; Jordan 2021): the isotonic (PAV) fit of "
+        "correctness on the confidence, its bins chosen by the data, over the band where a "
+        "calibrated model's fit falls (pointwise); in the corner the score and its parts MCB "
+        "(with the p-value of the MCB test), DSC and UNC.",
+        counts=True,
+        legend_rows=3,
+    ),
+    "smooth": _Diagram(
+        "Smooth reliability diagrams",
+        "Smooth reliability diagram",
+        SmoothReliabilityCurve,
+        "Smooth (B\u0142asiok &amp; Nakkiran 2024): the kernel-smoothed accuracy against the "
+        "confidence (a Gaussian kernel reflected at 0 and 1), the curve whose distance to the "
+        "diagonal SmoothECE integrates, with its pointwise bootstrap band; in grey the "
+        "density of the confidences.",
+        counts=False,
+        legend_rows=4,
+    ),
+}
+_CURVES = Name("curves")
+
+
+def _check_curves(
+    curves: Mapping[str, Mapping[str, object]] | None, methods: list[str]
+) -> dict[str, dict[str, Any]]:
+    """The curves by diagram (in ``_DIAGRAMS``' order), each by method (in the report's)."""
     curves = dict(curves or {})
-    for method, curve in curves.items():
-        if method not in methods:
+    for diagram, drawn in curves.items():
+        if diagram not in _DIAGRAMS or not isinstance(drawn, Mapping):
             raise InputError(
-                "{corp_curves} must map methods of the report; got {method!r} (methods: "
-                "{methods}).",
-                argument="corp_curves",
-                method=method,
-                methods=", ".join(methods),
+                "{curves} must map diagrams ({diagrams}) to a mapping of methods; got "
+                "{diagram!r}: {value}.",
+                argument=_CURVES,
+                diagrams=", ".join(map(repr, _DIAGRAMS)),
+                diagram=diagram,
+                value=type(drawn).__name__,
             )
-        if not isinstance(curve, CORPReliability):
-            raise InputTypeError(
-                "{corp_curves} must map each method to a CORPReliability; got {value} for "
-                "{method!r}.",
-                argument="corp_curves",
-                value=type(curve).__name__,
-                method=method,
-            )
-    return {method: curves[method] for method in methods if method in curves}
+        for method, curve in drawn.items():
+            _check_curve(_DIAGRAMS[diagram], diagram, method, curve, methods)
+    ordered = {diagram: curves[diagram] for diagram in _DIAGRAMS if curves.get(diagram)}
+    return {
+        diagram: {method: drawn[method] for method in methods if method in drawn}
+        for diagram, drawn in ordered.items()
+    }
 
 
-def _corp_section(curves: dict[str, CORPReliability], figures: _Figures) -> str:
-    """A CORP reliability diagram (PAV fit, consistency band, decomposition) per method."""
-    if not curves:
-        return ""
-    parts = [
-        "<h2>CORP reliability diagrams</h2>",
-        '<p class="note">CORP (Dimitriadis, Gneiting &amp; Jordan 2021): the isotonic (PAV) '
-        "fit of correctness on the confidence, its bins chosen by the data, over the band "
-        "where a calibrated model's fit falls (pointwise); in the corner the Brier score and "
-        "its parts MCB (with the p-value of the MCB test), DSC and UNC.</p>",
-        '<div class="figures">',
-    ]
+def _check_curve(
+    diagram: _Diagram, name: str, method: object, curve: object, methods: list[str]
+) -> None:
+    if method not in methods:
+        raise InputError(
+            "{curves} must map methods of the report; got {method!r} for {diagram!r} "
+            "(methods: {methods}).",
+            argument=_CURVES,
+            method=method,
+            diagram=name,
+            methods=", ".join(methods),
+        )
+    if not isinstance(curve, diagram.curve):
+        raise InputTypeError(
+            "{curves}[{diagram!r}] must map each method to a {kind}; got {value} for {method!r}.",
+            argument=_CURVES,
+            diagram=name,
+            kind=diagram.curve.__name__,
+            value=type(curve).__name__,
+            method=method,
+        )
+
+
+def _curve_section(diagram: _Diagram, curves: dict[str, Any], figures: _Figures) -> str:
+    """One diagram of a measure's own curve per method, under the section's note."""
+    parts = [f"<h2>{diagram.title}</h2>", f'<p class="note">{diagram.note}</p>']
+    parts.append('<div class="figures">')
     with _drawing():
         for method, curve in curves.items():
             parts.append(
-                figures.svg(_corp(method, curve), f"CORP reliability diagram of {method}")
+                figures.svg(_curve(diagram, method, curve), f"{diagram.figure} of {method}")
             )
     parts.append("</div>")
     return "".join(parts)
@@ -770,11 +832,16 @@ def _grid(method: str, table: CalibrationTable, classes: np.ndarray | None):
     return figure
 
 
-def _corp(method: str, curve: CORPReliability):
-    top = _TITLE + _LEGEND_ROW * 3 + 0.1
-    figure = _new_figure(5.5, top + 5.3 + _BOTTOM, top=top, hspace=0.06)
-    ax, counts_ax = figure.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": (3, 1)})
+def _curve(diagram: _Diagram, method: str, curve: CORPReliability | SmoothReliabilityCurve):
+    """A measure's own curve (``ReliabilityDiagram.from_curve``), its legend above."""
+    top = _TITLE + _LEGEND_ROW * diagram.legend_rows + 0.1
+    if diagram.counts:
+        figure = _new_figure(5.5, top + 5.3 + _BOTTOM, top=top, hspace=0.06)
+        ax, counts_ax = figure.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": (3, 1)})
+    else:
+        figure = _new_figure(5.5, top + 4.4 + _BOTTOM, top=top)
+        ax, counts_ax = figure.subplots(), None
     label = _matplotlib_text(method)
-    ReliabilityDiagram(corp=curve, label=label).plot(ax=ax, counts_ax=counts_ax)
+    ReliabilityDiagram.from_curve(curve, ax=ax, counts_ax=counts_ax, label=label)
     _legend_above(ax, [label])
     return figure

@@ -246,11 +246,11 @@ def _refuse_binned_options(class_conditional: object, adaptive_bins: object, str
             )
 
 
-def _corp_text(curve: CORPReliability, score: str) -> str:
+def _corp_text(curve: CORPReliability) -> str:
     """The numbers the paper's figures print in the corner: the score and its three terms."""
     parts = curve.decomposition
     lines = [
-        f"{_SCORE_NAMES[score]} {parts.score:.4f}",
+        f"{_SCORE_NAMES[curve.score]} {parts.score:.4f}",
         f"MCB {parts.miscalibration:.4f}"
         + ("" if curve.pvalue is None else f" (p = {curve.pvalue:.3g})"),
         f"DSC {parts.discrimination:.4f}",
@@ -259,7 +259,7 @@ def _corp_text(curve: CORPReliability, score: str) -> str:
     return "\n".join(lines)
 
 
-def _draw_corp(ax, curve: CORPReliability, label: str | None, score: str) -> dict[str, Any]:
+def _draw_corp(ax, curve: CORPReliability, label: str | None) -> dict[str, Any]:
     """The PAV step curve over the band of a calibrated model, and the decomposition."""
     band = ax.fill_between(
         curve.band_forecasts,
@@ -281,7 +281,7 @@ def _draw_corp(ax, curve: CORPReliability, label: str | None, score: str) -> dic
     text = ax.text(
         0.98,
         0.02,
-        _corp_text(curve, score),
+        _corp_text(curve),
         transform=ax.transAxes,
         ha="right",
         va="bottom",
@@ -401,7 +401,6 @@ class ReliabilityDiagram(_Display):
         classes: ArrayLike | None = None,
         label: str | None = None,
         corp: CORPReliability | None = None,
-        score: str = "brier",
     ):
         self.label = _check_label(label)
         self.corp_ = _check_corp(corp)
@@ -413,7 +412,6 @@ class ReliabilityDiagram(_Display):
                 argument="table",
                 given="both" if table is not None else "neither",
             )
-        self.score = iv.choice(*_SCORE_NAMES)(score, "score")
         self.scores_ = False
         if self.corp_ is not None:
             self.table_ = self.classes_ = None
@@ -539,7 +537,7 @@ class ReliabilityDiagram(_Display):
                 logits=logits,
                 sample_weight=sample_weight,
             )
-            display = cls(corp=curve, label=label, score=score)
+            display = cls(corp=curve, label=label)
             display.scores_ = isinstance(prob, Scores)
             return display.plot(ax=ax, counts_ax=counts_ax)
         table = _predictions_table(
@@ -571,17 +569,29 @@ class ReliabilityDiagram(_Display):
 
     @classmethod
     def from_curve(
-        cls, curve: SmoothReliabilityCurve, *, ax: Any = None, label: str | None = None
+        cls,
+        curve: SmoothReliabilityCurve | CORPReliability,
+        *,
+        ax: Any = None,
+        counts_ax: Any = None,
+        label: str | None = None,
     ) -> ReliabilityDiagram:
-        """Draw a :class:`~calibration_toolbox.SmoothReliabilityCurve` as it is.
+        """Draw a curve computed beforehand as it is: smooth or CORP.
 
-        The curve (``accuracy`` against ``grid``), its band where it has one (``low`` to
+        A :class:`~calibration_toolbox.SmoothReliabilityCurve` (``strategy='smooth'``): the
+        curve (``accuracy`` against ``grid``), its band where it has one (``low`` to
         ``high``) and the density of the scores, scaled to 0.3 of the height at its peak,
-        along the bottom.  The display keeps ``curve_`` (``table_`` is None).
+        along the bottom, on one axes (``counts_ax`` unused); the display keeps ``curve_``.
+        A :class:`~calibration_toolbox.stats.CORPReliability` (``strategy='corp'``): the
+        CORP diagram with the forecasts' counts on ``counts_ax`` (when given, or on a new
+        figure); the display keeps ``corp_``.
+        ``table_`` is None for both.
         """
+        if isinstance(curve, CORPReliability):
+            return cls(corp=curve, label=label).plot(ax=ax, counts_ax=counts_ax)
         if not isinstance(curve, SmoothReliabilityCurve):
             raise InputTypeError(
-                "{curve} must be a SmoothReliabilityCurve; got {value}.",
+                "{curve} must be a SmoothReliabilityCurve or a CORPReliability; got {value}.",
                 argument="curve",
                 value=type(curve).__name__,
             )
@@ -644,7 +654,7 @@ class ReliabilityDiagram(_Display):
         """The CORP diagram on ``ax``, the forecasts' counts on ``counts_ax`` (if any)."""
         curve = self.corp_
         _draw_diagonal(ax)
-        drawn = _draw_corp(ax, curve, self.label, self.score)
+        drawn = _draw_corp(ax, curve, self.label)
         x_words = "score" if self.scores_ else "confidence"
         y_words = "PAV-recalibrated " + ("event rate" if self.scores_ else "accuracy")
         ax.set_ylabel(y_words)

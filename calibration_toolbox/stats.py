@@ -806,6 +806,10 @@ class CORPReliability:
         1 minus the band's pointwise level.
     pvalue : float or None
         :func:`corp_test`'s p-value from the same resamples; None with the asymptotic band.
+    score : str
+        The scoring rule of ``decomposition`` (``'brier'`` or ``'log'``): the ``score``
+        argument of :func:`corp_reliability`, kept so that a diagram names the rule of the
+        numbers it prints.
     """
 
     forecasts: NDArray
@@ -818,6 +822,7 @@ class CORPReliability:
     band: str
     alpha: float
     pvalue: float | None
+    score: str
 
 
 @with_reference
@@ -904,6 +909,7 @@ def corp_reliability(
         band,
         alpha,
         pvalue,
+        rule,
     )
 
 

@@ -123,14 +123,32 @@ def test_the_html_page_draws_a_corp_diagram_per_method_given():
     document, tables, _ = build_report()
     logits, labels = make_overconfident(600, 4, temperature=2.0, seed=5)
     curve = corp_reliability(logits[300:], labels[300:], logits=True, n_resamples=20)
-    page = render_report(document, tables, corp_curves={"uncalibrated": curve})
+    page = render_report(document, tables, curves={"corp": {"uncalibrated": curve}})
     assert page.count("<h2>CORP reliability diagrams</h2>") == 1
     assert page.count('aria-label="CORP reliability diagram of uncalibrated"') == 1
     assert "CORP reliability" not in render_report(document, tables)
-    with pytest.raises(ValueError, match="`corp_curves` must map methods of the report"):
-        render_report(document, tables, corp_curves={"vector": curve})
-    with pytest.raises(TypeError, match="`corp_curves` must map each method to a CORPReliab"):
-        render_report(document, tables, corp_curves={"uncalibrated": tables["uncalibrated"]})
+    assert "CORP reliability" not in render_report(document, tables, curves={"corp": {}})
+    with pytest.raises(ValueError, match="`curves` must map methods of the report; got 'vec"):
+        render_report(document, tables, curves={"corp": {"vector": curve}})
+    with pytest.raises(TypeError, match=r"`curves`\['corp'\] must map each method to a CORPR"):
+        render_report(document, tables, curves={"corp": {"uncalibrated": tables["temperature"]}})
+    with pytest.raises(ValueError, match="`curves` must map diagrams \\('corp', 'smooth'\\)"):
+        render_report(document, tables, curves={"bins": {"uncalibrated": curve}})
+
+
+def test_a_corp_curve_keeps_its_rule_and_is_drawn_as_it_is():
+    logits, labels = _predictions(500)
+    curve = corp_reliability(logits, labels, logits=True, score="log", n_resamples=5)
+    assert curve.score == "log"
+    display = ReliabilityDiagram.from_curve(curve, label="model")
+    assert display.corp_ is curve and display.table_ is None
+    assert display.text_.get_text().startswith(f"log score {curve.decomposition.score:.4f}")
+    assert display.counts_ax_.get_yscale() == "log"  # a new figure has the counts below
+    _, ax = plt.subplots()
+    assert ReliabilityDiagram.from_curve(curve, ax=ax).counts_ax_ is None
+    brier = corp_reliability(logits, labels, logits=True, n_resamples=5)
+    assert brier.score == "brier"
+    assert ReliabilityDiagram.from_curve(brier).text_.get_text().startswith("Brier score")
 
 
 def test_the_command_line_page_has_the_corp_diagrams_only_with_corp(tmp_path):

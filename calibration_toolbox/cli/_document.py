@@ -20,6 +20,7 @@ import math
 import platform
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Protocol
 
 import numpy as np
@@ -43,7 +44,9 @@ from calibration_toolbox.cli._options import ReportOptions, input_kind
 from calibration_toolbox.cli._warned import Warned
 from calibration_toolbox.metrics import (
     CalibrationTable,
+    SmoothReliabilityCurve,
     calibration_table,
+    smooth_reliability_curve,
 )
 from calibration_toolbox.scores import Scores
 from calibration_toolbox.stats import (
@@ -56,6 +59,8 @@ from calibration_toolbox.stats import (
 )
 
 __all__ = [
+    "CURVES",
+    "DIAGRAM_RESAMPLES",
     "SIGNIFICANCE",
     "TESTS",
     "Column",
@@ -78,6 +83,15 @@ SIGNIFICANCE = 0.01
 #: The tests with p-values of the report, by their name there.
 TESTS = {"KS": ks_test, "Kuiper": kuiper_test, "Spiegelhalter": spiegelhalter_test}
 
+#: Resamples of the bands of the diagrams' curves (corp_reliability's default).
+DIAGRAM_RESAMPLES = 100
+#: The curve of each diagram of a measure (``Metric.diagram``), as ``--plot`` and ``--html``
+#: draw it: ``curve(prob, labels, logits=..., random_state=...)``, its band resampled.
+CURVES: dict[str, Callable[..., CORPReliability | SmoothReliabilityCurve]] = {
+    "corp": partial(corp_reliability, n_resamples=DIAGRAM_RESAMPLES),
+    "smooth": partial(smooth_reliability_curve, n_resamples=DIAGRAM_RESAMPLES),
+}
+
 
 @dataclass
 class Report:
@@ -88,7 +102,10 @@ class Report:
     notes: list[str]
     tables: dict[str, CalibrationTable] = field(default_factory=dict)
     class_tables: dict[str, CalibrationTable] | None = None
-    corp_curves: dict[str, CORPReliability] = field(default_factory=dict)
+    curves: dict[str, dict[str, CORPReliability | SmoothReliabilityCurve]] = field(
+        default_factory=dict
+    )
+    """The curves of the diagrams (``ReportOptions.diagrams``): diagram -> method -> curve."""
 
 
 def _number(value: float) -> float | None:
@@ -368,8 +385,8 @@ class InMemory:
         if options.ci:
             entry["intervals"] = _intervals(data, options)
         entry["reliability"] = reliability(table)
-        if options.corp_figures:  # the CORP diagram of the HTML page, seeded by --seed
-            report.corp_curves[name] = corp_reliability(
+        for diagram in options.diagrams:  # the curves --plot and --html draw, seeded by --seed
+            report.curves.setdefault(diagram, {})[name] = CURVES[diagram](
                 prob, labels, logits=logits, random_state=options.seed
             )
         entry["tests"] = calibration_tests(prob, labels, logits)

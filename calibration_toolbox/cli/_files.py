@@ -14,6 +14,7 @@ import numpy as np
 from calibration_toolbox._atomic import Batch
 from calibration_toolbox.cli._document import Report
 from calibration_toolbox.cli._parser import UsageError
+from calibration_toolbox.plot import ReliabilityDiagram, _pyplot
 from calibration_toolbox.recalibration import Recalibrator
 
 __all__ = ["write_html", "write_model", "write_npz", "write_plot"]
@@ -31,26 +32,33 @@ def write_model(outputs: Batch, path: str, model: Recalibrator) -> None:
 
 
 def write_plot(outputs: Batch, path: str, report: Report) -> None:
-    """The reliability diagrams of every method on one figure (matplotlib, lazily)."""
-    from calibration_toolbox.plot import ReliabilityDiagram
+    """The report's diagrams on one figure (matplotlib, lazily), into ``outputs``.
 
-    diagram = None
+    On the left, the binned reliability diagrams of every method overlaid (with their bin
+    counts); to the right, one column per diagram of a measure's own curve
+    (``report.curves``: CORP, smooth), one panel per method.
+    """
+    plt = _pyplot()
+    n_methods = len(report.tables)
+    columns = len(report.curves)
+    figure = plt.figure(
+        figsize=(5.5 * (1 + columns), max(7.5, 4.6 * n_methods if columns else 0.0)),
+        layout="constrained",
+    )
+    binned, *drawn = np.atleast_1d(figure.subfigures(1, 1 + columns))
+    ax, counts_ax = binned.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": (3, 1)})
     for name, table in report.tables.items():
-        if diagram is None:
-            diagram = ReliabilityDiagram.from_table(table, label=name)
-        else:
-            ReliabilityDiagram(table, label=name).plot(
-                ax=diagram.ax_, counts_ax=diagram.counts_ax_
-            )
-    figure = diagram.figure_
+        ReliabilityDiagram.from_table(table, ax=ax, counts_ax=counts_ax, label=name)
+    for column, curves in zip(drawn, report.curves.values(), strict=True):
+        panels = np.atleast_1d(column.subplots(n_methods, 1, squeeze=False)).ravel()
+        for panel, (name, curve) in zip(panels, curves.items(), strict=False):
+            ReliabilityDiagram.from_curve(curve, ax=panel, label=name)
     figure.suptitle(report.document["file"], fontsize="small")
     try:
         with outputs.open(path) as handle:
             figure.savefig(handle, format=os.path.splitext(path)[1][1:].lower())
     finally:
         figure.clf()
-        import matplotlib.pyplot as plt
-
         plt.close(figure)
 
 
@@ -69,9 +77,7 @@ def html_page(report: Report) -> str:
             "--html needs the HTML renderer (calibration_toolbox._html), which this "
             "installation lacks."
         ) from None
-    return render_report(
-        report.document, report.tables, report.class_tables, corp_curves=report.corp_curves
-    )
+    return render_report(report.document, report.tables, report.class_tables, report.curves)
 
 
 def write_html(outputs: Batch, path: str, report: Report) -> None:

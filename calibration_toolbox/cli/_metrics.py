@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from calibration_toolbox import _registry as registry
 
-__all__ = ["DEFAULT_METRICS", "METRICS", "Metric", "parse_metrics"]
+__all__ = ["DEFAULT_METRICS", "DIAGRAMS", "METRICS", "Metric", "parse_metrics"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,9 @@ class Metric:
     from_logits : bool
         Whether, with ``--logits``, it is computed from the logits themselves (the NLL), not
         from the checked softmax the other metrics take.
+    diagram : str or None
+        The reliability diagram of the measure's own curve (``DIAGRAMS``), drawn by
+        ``--plot`` and ``--html`` when it is reported; None for the binned diagram only.
     """
 
     name: str
@@ -50,6 +53,7 @@ class Metric:
     options: Mapping[str, object] = field(default_factory=dict)
     streamed: str | None = None
     from_logits: bool = False
+    diagram: str | None = None
 
     def keywords(self, bins: int, logits: bool) -> dict[str, object]:
         """The keyword arguments of a call: the fixed options, ``bins`` and ``logits``."""
@@ -69,6 +73,12 @@ TERMS: dict[str, dict[str, str]] = {
     "CORP": {"MCB": "miscalibration", "DSC": "discrimination", "UNC": "uncertainty"},
     "Refine": {"CAL": "calibration", "REF": "refinement"},
 }
+
+
+#: The diagram of a measure's own curve, by its command-line name: the ``strategy`` of
+#: ``ReliabilityDiagram.from_predictions`` that draws the curve the measure summarises (the
+#: CORP terms: the PAV fit and its band; SmoothECE: the smoothed curve it integrates).
+DIAGRAMS: dict[str, str] = {"CORP": "corp", "SmoothECE": "smooth"}
 
 
 def _term(function: Callable[..., object], field: str) -> Callable[..., float]:
@@ -92,6 +102,7 @@ def _of_row(row: registry.MetricSpec, name: str, **options: object) -> Metric:
         options={**row.options, **options},
         streamed=stream,
         from_logits=row.from_logits,
+        diagram=DIAGRAMS.get(row.command_line),
     )
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from calibration_toolbox.cli._methods import METHODS, Method, parse_methods
-from calibration_toolbox.cli._metrics import TERM_METRICS, Metric, parse_metrics
+from calibration_toolbox.cli._metrics import Metric, parse_metrics
 from calibration_toolbox.cli._parser import UsageError
 
 __all__ = [
@@ -93,8 +93,9 @@ class ReportOptions:
     ci: bool = False
     n_resamples: int = 200
     seed: int = 0
-    corp_figures: bool = False
-    """Whether to compute the CORP curves (``--html`` with ``--metrics CORP``)."""
+    diagrams: tuple[str, ...] = ()
+    """The curves to compute for their diagrams (``Metric.diagram``: ``'corp'``, ``'smooth'``):
+    those of the metrics reported, with ``--plot`` or ``--html``."""
 
 
 @dataclass(frozen=True)
@@ -294,9 +295,6 @@ def _fit_options(args: argparse.Namespace) -> FitOptions:
                 f"{option} needs a predictions FILE; the embedded example has its own "
                 "calibration half."
             )
-    seeded = args.ci or (methods and not fit.apart and args.path is not None)
-    if args.seed is not None and not seeded:
-        raise UsageError("--seed seeds --split and --ci; it means nothing without them.")
     if args.n_resamples is not None and not args.ci:
         raise UsageError("--n-resamples is the number of bootstrap resamples of --ci.")
     return fit
@@ -316,6 +314,21 @@ def _metrics(args: argparse.Namespace) -> tuple[Metric, ...]:
     if args.per_class and args.scores:
         raise UsageError("--per-class needs one column per class, not --scores.")
     return metrics
+
+
+def _check_seed(args: argparse.Namespace, fit: FitOptions, diagrams: tuple[str, ...]) -> None:
+    """``--seed`` only where something is drawn at random: the split, the bootstrap, a band."""
+    split = fit.methods and not fit.apart and args.path is not None
+    if args.seed is not None and not (split or args.ci or diagrams):
+        raise UsageError(
+            "--seed seeds --split, --ci and the bands of the CORP and smooth diagrams; it "
+            "means nothing without them."
+        )
+
+
+def _diagrams(metrics: tuple[Metric, ...]) -> tuple[str, ...]:
+    """The diagrams of the reported measures' own curves, once each, in the metrics' order."""
+    return tuple(dict.fromkeys(metric.diagram for metric in metrics if metric.diagram))
 
 
 def _output_format(args: argparse.Namespace) -> str:
@@ -341,12 +354,14 @@ def report_request(args: argparse.Namespace) -> ReportRequest:
         },
     )
     metrics = _metrics(args)
+    diagrams = () if output.plot is None and output.html is None else _diagrams(metrics)
+    _check_seed(args, fit, diagrams)
     report = ReportOptions(
         bins=args.bins,
         metrics=metrics,
         per_class=args.per_class,
         class_tables=args.per_class or args.html is not None,
-        corp_figures=args.html is not None and any(m in TERM_METRICS["CORP"] for m in metrics),
+        diagrams=diagrams,
         ci=args.ci,
         n_resamples=200 if args.n_resamples is None else args.n_resamples,
         seed=0 if args.seed is None else args.seed,

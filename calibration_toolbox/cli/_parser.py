@@ -319,7 +319,9 @@ def _add_report(commands) -> None:
     report.add_argument(
         "--split", type=_fraction, metavar="FRACTION", help="fit on this seeded share (0.5)"
     )
-    report.add_argument("--seed", type=_seed, help="seed of --split and --ci (0)")
+    report.add_argument(
+        "--seed", type=_seed, help="seed of --split, --ci and the diagrams' bands (0)"
+    )
     report.add_argument(
         "--format",
         choices=("table", "json", "csv"),

@@ -426,5 +426,6 @@ def test_the_smooth_diagram_refuses_what_does_not_apply(pyplot, kwargs, error, m
 def test_from_curve_refuses_anything_else(pyplot):
     from calibration_toolbox.plot import ReliabilityDiagram
 
-    with pytest.raises(TypeError, match="`curve` must be a SmoothReliabilityCurve"):
+    message = "`curve` must be a SmoothReliabilityCurve or a CORPReliability; got ndarray"
+    with pytest.raises(TypeError, match=message):
         ReliabilityDiagram.from_curve(np.zeros(3))
