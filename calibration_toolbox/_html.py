@@ -299,6 +299,7 @@ def _facts(report: Mapping[str, Any]) -> str:
         ("rows fitted on", report.get("n_fit")),
         ("fitted on", report.get("fit")),
         ("bins", report.get("bins")),
+        ("bins chosen by", report.get("bins_rule")),
     ]
     items = "".join(
         f"<dt>{term}</dt><dd>{_text(value)}</dd>" for term, value in facts if value is not None

@@ -59,6 +59,7 @@ from calibration_toolbox.stats import (
 )
 
 __all__ = [
+    "AUTO_BINS_RULE",
     "CURVES",
     "DIAGRAM_RESAMPLES",
     "SIGNIFICANCE",
@@ -82,6 +83,9 @@ SIGNIFICANCE = 0.01
 
 #: The tests with p-values of the report, by their name there.
 TESTS = {"KS": ks_test, "Kuiper": kuiper_test, "Spiegelhalter": spiegelhalter_test}
+
+#: How ``--bins auto`` chose the count (``bins_rule`` of the document, beside ``bins``).
+AUTO_BINS_RULE = "cube root: the smallest B with B**3 >= the rows measured"
 
 #: Resamples of the bands of the diagrams' curves (corp_reliability's default).
 DIAGRAM_RESAMPLES = 100
@@ -250,6 +254,7 @@ def header(source: Source, command: Sequence[str]) -> dict:
         "n_fit": source.fit_rows if fitting else None,
         "fit": source.fit_text if fitting else None,
         "bins": options.bins,
+        **({"bins_rule": AUTO_BINS_RULE} if options.auto_bins else {}),
         "metrics": [metric.name for metric in options.metrics],
     }
 
@@ -334,9 +339,8 @@ class InMemory:
     def __init__(self, inputs: Inputs, options: ReportOptions, methods: tuple[Method, ...]):
         test = inputs.test
         if isinstance(options.bins, str):  # --bins auto: one count for every number shown
-            options = replace(
-                options, bins=len(check_bins(options.bins, n_samples=len(test.labels))) - 1
-            )
+            count = len(check_bins(options.bins, n_samples=len(test.labels))) - 1
+            options = replace(options, bins=count, auto_bins=True)
         self.inputs, self.options, self.methods = inputs, options, methods
         self.file, self.title = inputs.file, inputs.title
         self.one_column = test.predictions.ndim == 1

@@ -93,6 +93,8 @@ class ReportOptions:
     ci: bool = False
     n_resamples: int = 200
     seed: int = 0
+    auto_bins: bool = False
+    """Whether ``bins`` is the count ``--bins auto`` chose (the report says so)."""
     diagrams: tuple[str, ...] = ()
     """The curves to compute for their diagrams (``Metric.diagram``: ``'corp'``, ``'smooth'``):
     those of the metrics reported, with ``--plot`` or ``--html``."""

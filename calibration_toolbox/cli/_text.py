@@ -158,6 +158,11 @@ def _summary(document: dict, first: dict, scores: bool) -> list[str]:
             f"metrics on {document['n']:,} rows"
         )
     lines += document["conversions"]
+    if "bins_rule" in document:
+        lines.append(
+            f"--bins auto: {document['bins']} bins, the smallest B with B**3 >= "
+            f"{document['n']:,} rows (the cube-root rule)"
+        )
     lines = [
         textwrap.fill(line, width=79, subsequent_indent="  ", break_on_hyphens=False)
         for line in lines

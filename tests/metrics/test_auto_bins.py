@@ -130,7 +130,27 @@ def test_the_command_line_takes_auto_and_reports_the_count(tmp_path, capsys):
     assert main(["report", str(tmp_path / "p.npz"), "--bins", "auto", "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["bins"] == 10
+    assert report["bins_rule"] == "cube root: the smallest B with B**3 >= the rows measured"
     assert report["results"][0]["metrics"]["ECE"] == ct.ECE(prob, labels, bins=10)
+    assert main(["report", str(tmp_path / "p.npz"), "--bins", "auto"]) == 0
+    text = capsys.readouterr().out
+    assert "--bins auto: 10 bins, the smallest B with B**3 >= 1,000 rows" in text
+    assert main(["report", str(tmp_path / "p.npz"), "--bins", "10", "--format", "json"]) == 0
+    assert "bins_rule" not in json.loads(capsys.readouterr().out)  # a count given is a count
+    assert main(["report", str(tmp_path / "p.npz"), "--bins", "10"]) == 0
+    assert "--bins auto" not in capsys.readouterr().out
+
+
+def test_the_html_page_says_how_auto_chose_the_count(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    prob, labels = _problem(n=1000)
+    np.savez(tmp_path / "p.npz", prob=prob, labels=labels)
+    page = tmp_path / "r.html"
+    assert main(["report", str(tmp_path / "p.npz"), "--bins", "auto", "--html", str(page)]) == 0
+    assert (
+        "<dt>bins</dt><dd>10</dd><dt>bins chosen by</dt><dd>cube root: the smallest B with "
+        "B**3 &gt;= the rows measured</dd>"
+    ) in page.read_text()
 
 
 @pytest.mark.parametrize("text", ["Auto", "cube_root"])
