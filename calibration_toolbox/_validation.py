@@ -56,6 +56,7 @@ __all__ = [
     "accepts_classes",
     "auto_bin_count",
     "check_bins",
+    "check_bins_parameter",
     "check_class_names",
     "check_fit_magnitude",
     "check_flag",
@@ -1284,6 +1285,17 @@ def _resolved_bins(bins: str, n_samples: int | None, unknown_rows: str) -> int:
             why=Text(unknown_rows),
         )
     return auto_bin_count(n_samples)
+
+
+def check_bins_parameter(bins: object, name: str = "bins") -> object:
+    """An estimator's ``bins``: ``'auto'`` as given (its fit resolves it), else checked edges.
+
+    The checker of a parameter fixed before the rows are seen (``HistogramBinning``): the
+    fit calls :func:`check_bins` with its ``n_samples``.
+    """
+    if isinstance(bins, str) and bins == "auto":
+        return bins
+    return check_bins(bins, name)
 
 
 def check_bins(

@@ -561,8 +561,10 @@ class HistogramBinning(Recalibrator):
 
     Parameters
     ----------
-    bins : int or array-like, default 15
-        Number of bins, or (equal width only) increasing edges from 0 to 1.
+    bins : int, array-like or 'auto', default 15
+        Number of bins, or (equal width only) increasing edges from 0 to 1; ``'auto'``: the
+        cube-root rule of the metrics (``bins="auto"``) on the N rows of ``fit``, the
+        smallest B with B**3 >= N (``bin_edges_`` holds the count chosen).
     adaptive_bins : bool, default False
         Equal-mass bins instead of equal-width ones; ``bins`` must then be an integer.
 
@@ -608,7 +610,7 @@ class HistogramBinning(Recalibrator):
 
     _outputs_probabilities = True
     _parameters: ClassVar[dict[str, Checker]] = {
-        "bins": iv.check_bins,
+        "bins": iv.check_bins_parameter,
         "adaptive_bins": iv.check_flag,
     }
     _fitted_schema: ClassVar[dict[str, Field]] = {
@@ -639,13 +641,12 @@ class HistogramBinning(Recalibrator):
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> HistogramBinning:
         """Fit on calibration probabilities ``X`` (N, K) or (N,) and labels ``y`` (N,)."""
-        params = self._checked_params()
-        edges, adaptive = params["bins"], params["adaptive_bins"]
-        if adaptive:
-            iv.check_bins(self.bins, adaptive_bins=True)  # a number of bins, not edges
+        adaptive = self._checked_params()["adaptive_bins"]
         scores, positive, weights, n_classes = _fit_inputs(
             self, X, y, sample_weight, "one-vs-rest"
         )
+        # Equal-mass bins take a number of bins, not edges; 'auto' counts the fit rows.
+        edges = iv.check_bins(self.bins, adaptive_bins=adaptive, n_samples=scores.shape[0])
         n_problems = scores.shape[1]
         n_bins = len(edges) - 1
         iv.check_table_cells(n_problems, n_bins)

@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+from numpy.testing import assert_array_equal
 
 import calibration_toolbox as ct
 from calibration_toolbox import _registry
@@ -180,3 +181,25 @@ def test_dask_resolves_auto_once_from_all_its_rows():
     assert ct.ECE(chunked, da.from_array(labels, chunks=130), bins="auto") == ct.ECE(
         prob, labels, bins=10
     )
+
+
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_histogram_binning_takes_auto_as_the_count_of_its_fit_rows(tmp_path, adaptive):
+    prob, labels = _problem(n=1000)
+    weights = np.random.default_rng(2).uniform(0.5, 2.0, size=1000)
+    automatic = ct.HistogramBinning(bins="auto", adaptive_bins=adaptive)
+    automatic.fit(prob, labels, sample_weight=weights)
+    counted = ct.HistogramBinning(bins=10, adaptive_bins=adaptive)
+    counted.fit(prob, labels, sample_weight=weights)
+    assert automatic.bin_edges_.shape == (prob.shape[1], 11)  # the smallest B, B**3 >= 1,000
+    for name in ("bin_edges_", "bin_probabilities_", "bin_weights_"):
+        assert_array_equal(getattr(automatic, name), getattr(counted, name))
+    assert automatic.get_params()["bins"] == "auto"  # the parameter as given
+    automatic.fit(prob[:9], labels[:9])  # refitted on other rows, the count follows them
+    assert automatic.bin_edges_.shape[1] == 4  # 3 bins: 3**3 >= 9 rows
+    automatic.save(tmp_path / "m.json")
+    loaded = ct.HistogramBinning.load(tmp_path / "m.json")
+    assert loaded.get_params()["bins"] == "auto"
+    assert_array_equal(loaded.predict_proba(prob), automatic.predict_proba(prob))
+    with pytest.raises(ValueError, match="`bins` must be an integer >= 1, an increasing array"):
+        ct.HistogramBinning(bins="Auto").fit(prob, labels)
