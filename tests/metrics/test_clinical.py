@@ -230,7 +230,7 @@ def hosmer_lemeshow_oracle(risks, events, groups):
 @pytest.mark.parametrize("groups", [3, 5, 10, 20])
 def test_hosmer_lemeshow_matches_the_loop(groups):
     risks, events = risks_and_events(np.random.default_rng(groups), 1200, slope=0.8)
-    result = hosmer_lemeshow(Scores(risks), events, bins=groups)
+    result = hosmer_lemeshow(Scores(risks), events, bins=groups, in_sample=True)
     statistic, pvalue = hosmer_lemeshow_oracle(risks, events.astype(float), groups)
     assert_allclose([result.statistic, result.pvalue], [statistic, pvalue], rtol=1e-12)
     assert result.dof == groups - 2 and result.n_groups == groups
@@ -241,25 +241,28 @@ def test_hosmer_lemeshow_matches_pycaleva(name):
     sets = {**clinical_sets(), **{f"walk_{k}": v for k, v in synthetic_sets().items()}}
     risks, events, _ = sets[name]
     statistic, pvalue, dof = PYCALEVA[name]
-    result = hosmer_lemeshow(Scores(risks), events)
+    result = hosmer_lemeshow(Scores(risks), events, in_sample=True)  # pycaleva's default
     assert_allclose(result.statistic, statistic, rtol=1e-12)
     # pycaleva's p-value is 1 - cdf: absolute error 1e-16, 0.0 below it
     assert_allclose(result.pvalue, pvalue, rtol=1e-12, atol=1e-15)
     assert result.dof == dof
-    assert hosmer_lemeshow(Scores(risks), events, in_sample=False).dof == dof + 2
+    held_out = hosmer_lemeshow(Scores(risks), events)  # the default: predictions held out
+    assert held_out.dof == dof + 2 and held_out.statistic == result.statistic
+    assert held_out.pvalue == scipy_stats.chi2.sf(result.statistic, dof + 2)
 
 
 def test_hosmer_lemeshow_ties_weights_and_errors():
     # ties: the 6 rows at 0.5 share a group, leaving an empty one: 4 groups, dof 2
     risks = np.array([0.1, 0.2, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.8, 0.9])
     events = np.array([0, 0, 1, 0, 1, 0, 1, 1, 1, 0])
-    result = hosmer_lemeshow(Scores(risks), events, bins=5)
+    result = hosmer_lemeshow(Scores(risks), events, bins=5, in_sample=True)
     assert result.n_groups < 5 and result.dof == result.n_groups - 2
+    assert hosmer_lemeshow(Scores(risks), events, bins=5).dof == result.n_groups
     counts = np.array([1, 2, 1, 3, 1, 1, 2, 1, 1, 2])
-    weighted = hosmer_lemeshow(Scores(risks), events, bins=5, sample_weight=counts)
+    weighted = hosmer_lemeshow(Scores(risks), events, bins=5, sample_weight=counts, in_sample=True)
     assert weighted.statistic != result.statistic
     duplicated = hosmer_lemeshow(
-        Scores(np.repeat(risks, counts)), np.repeat(events, counts), bins=5
+        Scores(np.repeat(risks, counts)), np.repeat(events, counts), bins=5, in_sample=True
     )
     assert_allclose(weighted.statistic, duplicated.statistic, rtol=1e-12)
     assert weighted.dof == duplicated.dof
@@ -276,12 +279,12 @@ def test_hosmer_lemeshow_ties_weights_and_errors():
 def test_hosmer_lemeshow_rejects_miscalibration_and_is_uniform_when_calibrated():
     risks, events = risks_and_events(np.random.default_rng(1), 5000)
     too_extreme = expit(2 * logit(risks))
-    assert hosmer_lemeshow(Scores(too_extreme), events, in_sample=False).pvalue < 1e-6
+    assert hosmer_lemeshow(Scores(too_extreme), events).pvalue < 1e-6
     sets = [risks_and_events(np.random.default_rng(seed), 5000) for seed in range(200)]
-    held_out = [hosmer_lemeshow(Scores(r), e, in_sample=False).pvalue for r, e in sets]
+    held_out = [hosmer_lemeshow(Scores(r), e).pvalue for r, e in sets]  # the default
     assert scipy_stats.kstest(held_out, "uniform").pvalue > 1e-3
     # dof G - 2 on predictions fitted elsewhere rejects calibrated models too often
-    in_sample = [hosmer_lemeshow(Scores(r), e).pvalue for r, e in sets]
+    in_sample = [hosmer_lemeshow(Scores(r), e, in_sample=True).pvalue for r, e in sets]
     assert scipy_stats.kstest(in_sample, "uniform", alternative="greater").pvalue < 1e-3
     assert np.mean(np.array(in_sample) < 0.05) > 0.05
 
