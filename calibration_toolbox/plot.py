@@ -220,6 +220,14 @@ _STRATEGIES = ("bins", "corp", "smooth")
 _SCORE_NAMES = {"brier": "Brier score", "log": "log score"}
 
 
+#: How the legend names each CORP band (``CORPReliability.band``).
+_BAND_WORDS = {
+    "resampling": "resampling",
+    "continuous": "continuous asymptotics",
+    "discrete": "discrete asymptotics",
+}
+
+
 def _check_corp(corp: object) -> CORPReliability | None:
     if corp is not None and not isinstance(corp, CORPReliability):
         raise InputTypeError(
@@ -269,7 +277,7 @@ def _draw_corp(ax, curve: CORPReliability, label: str | None) -> dict[str, Any]:
         color="tab:orange",
         alpha=0.25,
         linewidth=0,
-        label=f"{1 - curve.alpha:.0%} consistency band ({curve.band})",
+        label=f"{1 - curve.alpha:.0%} consistency band ({_BAND_WORDS[curve.band]})",
     )
     (line,) = ax.step(
         curve.forecasts,

@@ -38,8 +38,10 @@ from calibration_toolbox.metrics._table import bin_intervals, consistency_bands,
 from calibration_toolbox.metrics.corp import (
     SCORING_RULES,
     CORPDecomposition,
-    asymptotic_band,
+    PooledForecasts,
+    continuous_band,
     corp_terms,
+    discrete_band,
     null_refits,
     pav_fit,
     pooled_forecasts,
@@ -687,11 +689,13 @@ def consistency_test(
 
 
 # -- CORP: the MCB test and the consistency band ---------------------------------------------
-#: Above this many rows (of positive weight) ``band='auto'`` takes the asymptotic band.
+#: Above this many rows (of positive weight) ``band='auto'`` takes an asymptotic band.
 CORP_ASYMPTOTIC_ROWS = 100_000
 #: Forecast values at which a band is evaluated, at most (evenly spaced distinct values).
 _CORP_BAND_POINTS = 1000
-_CORP_BANDS = ("auto", "resampling", "asymptotic")
+#: The asymptotic bands by the kind of forecasts they assume.
+_ASYMPTOTIC_BANDS = {"continuous": continuous_band, "discrete": discrete_band}
+_CORP_BANDS = ("auto", "resampling", *_ASYMPTOTIC_BANDS)
 _check_alpha = iv.number_between(0.0, 1.0)
 
 
@@ -801,7 +805,7 @@ class CORPReliability:
         probability ``1 - alpha`` at each of these forecasts (at most 1,000 of the distinct
         values, evenly spaced in rank).
     band : str
-        ``'resampling'`` or ``'asymptotic'``.
+        ``'resampling'``, ``'continuous'`` or ``'discrete'`` (the asymptotics).
     alpha : float
         1 minus the band's pointwise level.
     pvalue : float or None
@@ -825,6 +829,19 @@ class CORPReliability:
     score: str
 
 
+def _corp_band(pooled: PooledForecasts) -> str:
+    """The band of ``band='auto'``: resampling up to ``CORP_ASYMPTOTIC_ROWS`` rows.
+
+    Above, the asymptotics of the forecasts' kind: discrete when the rows number at least
+    8 times the square of the distinct values (``detect_regionmethod`` of the authors'
+    ``reliabilitydiag``), continuous otherwise.
+    """
+    rows = pooled.weights.sum() if pooled.row_values is None else pooled.row_values.size
+    if rows <= CORP_ASYMPTOTIC_ROWS:
+        return "resampling"
+    return "discrete" if rows >= 8 * pooled.values.size**2 else "continuous"
+
+
 @with_reference
 def corp_reliability(
     prob: PredictionsLike,
@@ -846,13 +863,18 @@ def corp_reliability(
     Bernoulli(forecast), forecasts kept), the pointwise ``alpha / 2`` and ``1 - alpha / 2``
     quantiles of the refitted PAV curves (``band='resampling'``, the quantiles of NumPy's
     default linear rule over ``n_resamples`` refits); a curve that leaves the band signals
-    miscalibration there.  ``band='asymptotic'`` takes the limit law of the isotonic fit
-    instead, :math:`x \pm q_{1-\alpha/2} (4 x (1 - x) / (n\, g(x)))^{1/3}` with Chernoff's
-    quantile q and the estimated density g of the forecasts (Gaussian kernel, reflected at 0
-    and 1); it assumes continuous forecasts.  ``'auto'`` resamples up to
-    ``CORP_ASYMPTOTIC_ROWS`` = 100,000 rows of positive weight and is asymptotic above (the
-    paper gives both; this threshold is the library's choice: at 100,000 rows the
-    resampling band takes about 0.5 s, and the two bands' widths agree within 20 % at 20,000).
+    miscalibration there.  The asymptotic bands take the limit law of the isotonic fit
+    instead: ``band='continuous'``,
+    :math:`x \pm q_{1-\alpha/2} (4 x (1 - x) / (n\, g(x)))^{1/3}` with Chernoff's quantile
+    q and the estimated density g of the forecasts (Gaussian kernel, reflected at 0 and 1),
+    for continuous forecasts; ``band='discrete'``,
+    :math:`x \pm z_{1-\alpha/2} \sqrt{x (1 - x) / n_x}` at a value x held by
+    :math:`n_x` rows, for few distinct values each held by many rows.  ``'auto'`` resamples
+    up to ``CORP_ASYMPTOTIC_ROWS`` = 100,000 rows of positive weight (the library's
+    threshold: at 100,000 rows the resampling band takes about 0.5 s, and the resampling
+    and continuous bands' widths agree within 20 % at 20,000); above, it takes the
+    authors' rule of their R package ``reliabilitydiag``: discrete when the rows number
+    at least 8 times the square of the distinct values, continuous otherwise.
 
     Parameters
     ----------
@@ -860,7 +882,7 @@ def corp_reliability(
         As :func:`corp_test`.
     alpha : float, default 0.1
         The band has pointwise level ``1 - alpha`` (the paper's figures: 90 %).
-    band : {'auto', 'resampling', 'asymptotic'}, default 'auto'
+    band : {'auto', 'resampling', 'continuous', 'discrete'}, default 'auto'
         How the band is computed.
     n_resamples : int, default 100
         Resamples of the resampling band (and of its p-value).
@@ -883,16 +905,15 @@ def corp_reliability(
     alpha = _check_alpha(alpha, "alpha")
     band = iv.choice(*_CORP_BANDS)(band, "band")
     if band == "auto":
-        rows = pooled.weights.sum() if pooled.row_values is None else pooled.row_values.size
-        band = "asymptotic" if rows > CORP_ASYMPTOTIC_ROWS else "resampling"
+        band = _corp_band(pooled)
     fit = pav_fit(pooled)
     decomposition = corp_terms(pooled, rule, fit)
     n_values = pooled.values.size
     at = np.unique(np.linspace(0, n_values - 1, min(n_values, _CORP_BAND_POINTS)).round())
     at = at.astype(np.intp)
     pvalue = None
-    if band == "asymptotic":
-        low, high = asymptotic_band(pooled, alpha, pooled.values[at])
+    if band in _ASYMPTOTIC_BANDS:
+        low, high = _ASYMPTOTIC_BANDS[band](pooled, alpha, at)
     else:
         fits, null = null_refits(pooled, rule, n_resamples, rng, at)
         low, high = np.quantile(fits, [alpha / 2, 1 - alpha / 2], axis=0)

@@ -62,14 +62,14 @@ def test_scores_log_score_and_the_asymptotic_band():
     scores = rng.uniform(size=500)
     targets = rng.random(500) < scores
     display = ReliabilityDiagram.from_predictions(
-        Scores(scores), targets, strategy="corp", score="log", band="asymptotic", alpha=0.05
+        Scores(scores), targets, strategy="corp", score="log", band="continuous", alpha=0.05
     )
     assert display.ax_.get_ylabel() == "PAV-recalibrated event rate"
     assert display.counts_ax_.get_xlabel() == "score"
     assert display.text_.get_text().startswith("log score")
     assert "(p = " not in display.text_.get_text()  # the asymptotic band draws no resamples
     legend = [entry.get_text() for entry in display.ax_.get_legend().get_texts()]
-    assert "95% consistency band (asymptotic)" in legend
+    assert "95% consistency band (continuous asymptotics)" in legend
 
 
 def test_drawn_on_given_axes_and_from_a_recalibrator():
@@ -94,6 +94,7 @@ def test_drawn_on_given_axes_and_from_a_recalibrator():
         ({"strategy": "corp", "class_conditional": True}, ValueError, "`class_conditional`"),
         ({"strategy": "corp", "adaptive_bins": True}, ValueError, "`adaptive_bins` applies"),
         ({"strategy": "corp", "band": "exact"}, ValueError, "`band`"),
+        ({"strategy": "corp", "band": "asymptotic"}, ValueError, "or 'continuous' or 'discrete'"),
     ],
 )
 def test_bad_options_are_refused(options, error, message):

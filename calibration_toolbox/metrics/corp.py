@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import isotonic_regression
-from scipy.special import airy, xlogy
+from scipy.special import airy, ndtri, xlogy
 
 from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
@@ -33,11 +33,12 @@ __all__ = [
     "CORP_REFERENCE",
     "CORPDecomposition",
     "PooledForecasts",
-    "asymptotic_band",
     "calibrated_events",
     "chernoff_quantile",
+    "continuous_band",
     "corp_decomposition",
     "corp_terms",
+    "discrete_band",
     "null_refits",
     "pav_fit",
     "pooled_forecasts",
@@ -481,8 +482,30 @@ def _effective_size(pooled: PooledForecasts) -> float:
     return float(pooled.row_weights.sum() ** 2 / (pooled.row_weights**2).sum())
 
 
-def asymptotic_band(pooled: PooledForecasts, alpha: float, at: NDArray) -> tuple[NDArray, NDArray]:
-    r"""The consistency band of the PAV fit at the forecasts ``at`` from its limit law.
+def discrete_band(pooled: PooledForecasts, alpha: float, at: NDArray) -> tuple[NDArray, NDArray]:
+    r"""The consistency band at the distinct forecasts ``at`` (indices) for discrete forecasts.
+
+    With few distinct values, each held by many rows, the PAV fit under calibration pools
+    no two values in the limit, and at a value x held by :math:`n_x` rows it is their event
+    rate: :math:`\sqrt{n_x} (\hat x - x) \to N(0, x (1 - x))` (the discrete asymptotics of
+    Dimitriadis, Gneiting & Jordan 2021); the band is
+    :math:`x \pm z_{1 - \alpha/2} \sqrt{x (1 - x) / n_x}`, clipped to [0, 1], with Kish's
+    effective :math:`n_x` under weights, as the continuous band.
+    """
+    values = pooled.values[at]
+    if pooled.row_weights is None:
+        counts = pooled.weights[at]
+    else:  # Kish's effective count of each value's rows, (sum w)^2 / sum w^2
+        squares = np.bincount(
+            pooled.row_values, pooled.row_weights**2, minlength=pooled.values.size
+        )
+        counts = pooled.weights[at] ** 2 / squares[at]
+    half_width = ndtri(1 - alpha / 2) * np.sqrt(values * (1 - values) / counts)
+    return np.clip(values - half_width, 0.0, 1.0), np.clip(values + half_width, 0.0, 1.0)
+
+
+def continuous_band(pooled: PooledForecasts, alpha: float, at: NDArray) -> tuple[NDArray, NDArray]:
+    r"""The consistency band of the PAV fit at the distinct forecasts ``at`` (indices).
 
     Under calibration (event rate x at forecast x), the isotonic fit at x satisfies
     :math:`n^{1/3} (\hat x - x) \to (4 x (1 - x) / g(x))^{1/3} Z` (Brunk 1970; Wright
@@ -490,7 +513,8 @@ def asymptotic_band(pooled: PooledForecasts, alpha: float, at: NDArray) -> tuple
     the band is :math:`x \pm q_{1 - \alpha/2} (4 x (1 - x) / (n g(x)))^{1/3}`, clipped to
     [0, 1], with Kish's effective n under weights.
     """
-    density = np.maximum(_forecast_density(pooled, at), np.finfo(np.float64).tiny)
-    scale = (4 * at * (1 - at) / (_effective_size(pooled) * density)) ** (1 / 3)
+    values = pooled.values[at]
+    density = np.maximum(_forecast_density(pooled, values), np.finfo(np.float64).tiny)
+    scale = (4 * values * (1 - values) / (_effective_size(pooled) * density)) ** (1 / 3)
     half_width = chernoff_quantile(1 - alpha / 2) * scale
-    return np.clip(at - half_width, 0.0, 1.0), np.clip(at + half_width, 0.0, 1.0)
+    return np.clip(values - half_width, 0.0, 1.0), np.clip(values + half_width, 0.0, 1.0)

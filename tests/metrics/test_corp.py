@@ -499,8 +499,8 @@ def test_the_resampling_band_covers_calibrated_refits_and_agrees_with_the_asympt
     outcomes = rng.random(20_000) < forecasts
     curve = stats.corp_reliability(Scores(forecasts), outcomes, n_resamples=200, random_state=1)
     assert curve.band == "resampling" and 0 < curve.pvalue <= 1
-    asymptotic = stats.corp_reliability(Scores(forecasts), outcomes, band="asymptotic")
-    assert asymptotic.band == "asymptotic" and asymptotic.pvalue is None
+    asymptotic = stats.corp_reliability(Scores(forecasts), outcomes, band="continuous")
+    assert asymptotic.band == "continuous" and asymptotic.pvalue is None
     middle = (curve.band_forecasts > 0.2) & (curve.band_forecasts < 0.8)
     width = (curve.band_high - curve.band_low)[middle]
     other = (asymptotic.band_high - asymptotic.band_low)[middle]
@@ -516,6 +516,62 @@ def test_the_resampling_band_covers_calibrated_refits_and_agrees_with_the_asympt
         position = np.searchsorted(curve.band_forecasts, curve.forecasts[index])
         inside.append(curve.band_low[position] <= fit[index] <= curve.band_high[position])
     assert 0.8 <= np.mean(inside) <= 0.98
+
+
+def _discrete_forecasts(seed, n_rows, n_values, weights=None):
+    rng = np.random.default_rng(seed)
+    grid = (np.arange(n_values) + 0.5) / n_values
+    forecasts = grid[rng.integers(0, n_values, size=n_rows)]
+    return forecasts, rng.random(n_rows) < forecasts
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_discrete_band_is_the_normal_band_of_each_value(weighted):
+    forecasts, outcomes = _discrete_forecasts(3, 5000, 8)
+    weights = np.random.default_rng(4).uniform(0.2, 3.0, size=5000) if weighted else None
+    curve = stats.corp_reliability(
+        Scores(forecasts), outcomes, band="discrete", alpha=0.1, sample_weight=weights
+    )
+    assert curve.band == "discrete" and curve.pvalue is None
+    z = scipy.stats.norm.ppf(0.95)
+    for x, low, high in zip(curve.band_forecasts, curve.band_low, curve.band_high, strict=True):
+        held = forecasts == x
+        if weighted:  # Kish's effective count of the value's rows
+            n_x = weights[held].sum() ** 2 / (weights[held] ** 2).sum()
+        else:
+            n_x = held.sum()
+        half = z * np.sqrt(x * (1 - x) / n_x)
+        assert_allclose([low, high], [max(x - half, 0), min(x + half, 1)], rtol=1e-13)
+
+
+def test_the_discrete_band_covers_calibrated_refits():
+    forecasts, outcomes = _discrete_forecasts(5, 20_000, 10)
+    curve = stats.corp_reliability(Scores(forecasts), outcomes, band="discrete", alpha=0.1)
+    inside = []
+    for seed in range(200):
+        fresh = np.random.default_rng(1000 + seed).random(20_000) < forecasts
+        fit = corp.pav_fit(corp.pooled_forecasts(forecasts, fresh))
+        inside.append((curve.band_low <= fit) & (fit <= curve.band_high))
+    coverage = np.mean(inside, axis=0)  # per value: about 90 %
+    assert np.all((coverage > 0.83) & (coverage < 0.96)), coverage
+
+
+@pytest.mark.parametrize(
+    ("n_values", "band"),
+    [(20, "discrete"), (158, "discrete"), (159, "continuous"), (None, "continuous")],
+)
+def test_auto_takes_the_authors_rule_above_the_resampling_rows(n_values, band):
+    # reliabilitydiag's rule: discrete asymptotics when n >= 8 * (distinct values)**2
+    n_rows = 200_000
+    if n_values is None:
+        forecasts = np.random.default_rng(6).uniform(size=n_rows)
+        outcomes = np.random.default_rng(7).random(n_rows) < forecasts
+    else:
+        forecasts, outcomes = _discrete_forecasts(6, n_rows, n_values)
+    assert (n_rows >= 8 * np.unique(forecasts).size ** 2) == (band == "discrete")
+    assert stats.corp_reliability(Scores(forecasts), outcomes).band == band
+    few = stats.corp_reliability(Scores(forecasts[:100_000]), outcomes[:100_000], n_resamples=2)
+    assert few.band == "resampling"
 
 
 def test_corp_reliability_is_the_decomposition_and_its_pav_fit(rng):
@@ -539,7 +595,7 @@ def test_corp_reliability_is_the_decomposition_and_its_pav_fit(rng):
         (
             {"band": "bootstrap"},
             ValueError,
-            "`band` must be 'auto' or 'resampling' or 'asymptotic'; got 'bootstrap'",
+            "`band` must be 'auto' or 'resampling' or 'continuous' or 'discrete'; got 'boot",
         ),
         ({"alpha": 1.0}, ValueError, "`alpha`"),
         ({"n_resamples": 0}, ValueError, "`n_resamples`"),
