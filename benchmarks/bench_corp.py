@@ -33,8 +33,8 @@ def _cases(prob_or_scores, labels, weights=None):
         "corp_reliability(band='resampling', 100)": lambda: corp_reliability(
             prob_or_scores, labels, band="resampling", n_resamples=100, random_state=0
         ),
-        "corp_reliability(band='asymptotic')": lambda: corp_reliability(
-            prob_or_scores, labels, band="asymptotic"
+        "corp_reliability(band='continuous')": lambda: corp_reliability(
+            prob_or_scores, labels, band="continuous"
         ),
         "corp_test(n_resamples=100)": lambda: corp_test(
             prob_or_scores, labels, n_resamples=100, random_state=0
