@@ -7,7 +7,9 @@ Two binning schemes (see the README's *Conventions*):
   to the lower bin, 1.0 to the last bin and 0.0 to the first;
 * **equal mass** (Nixon et al. 2019): per score set, the edges are the sorted scores at
   positions ``round_half_even(n * j / B)``, ``j = 1 .. B - 1`` (clipped to ``n - 1``), and a
-  score ``s`` goes to bin ``#{j : e_j <= s}``.  Tied scores share a bin.
+  score ``s`` goes to bin ``#{j : e_j <= s}``.  Tied scores share a bin.  With weights the
+  positions are counted in mean weights (:func:`adaptive_edges`), so that the edges do not
+  depend on the weights' scale.
 
 Sums are returned as additive arrays (weighted count, score sum, target sum per group and
 bin), so tables from disjoint batches can be added.
@@ -103,6 +105,7 @@ def adaptive_edges(
     stops: NDArray,
     n_bins: int,
     cumulative_weight: NDArray | None = None,
+    positive_rows: NDArray | None = None,
 ) -> tuple[NDArray, NDArray]:
     """Equal-mass edges of several score sets stored as sorted runs of one array.
 
@@ -115,9 +118,17 @@ def adaptive_edges(
     n_bins : int
         Number of bins B.
     cumulative_weight : ndarray, shape (M,), optional
-        Inclusive cumulative sum of positive weights in the same order.  Position ``q`` of
-        the weighted set is the element whose weight interval ``[c_(i-1), c_i)`` holds
-        ``q``, so integer weights give the edges of the set with duplicated rows.
+        Inclusive cumulative sum of the weights in the same order.  The edge ``e_j`` of a
+        weighted set of n rows (of positive weight) and total weight W is the element whose
+        weight interval ``[c_(i-1), c_i)`` holds ``round_half_even(n j / B) * W / n``: the
+        unweighted position, counted in units of the mean weight.  The edges are therefore
+        those of the unweighted set when all weights are equal, and do not change when
+        every weight is multiplied by a constant (``sample_weight=c * w`` gives the value
+        of ``w``, as for every other measure); integer weights give the edges of the set
+        with duplicated rows only where the two positions round alike.
+    positive_rows : ndarray, shape (G,), optional
+        The number n of rows of positive weight of each run (default: its length, for
+        runs that hold only such rows).
 
     Returns
     -------
@@ -133,19 +144,36 @@ def adaptive_edges(
     if n_bins == 1 or len(nonempty) == 0:
         return full[:, 1:-1], full
     first, last = starts[nonempty], stops[nonempty] - 1
+    rows = sizes[nonempty] if positive_rows is None else positive_rows[nonempty]
+    # (n * j) / B is exact for n * j < 2**53, so np.round's half-to-even is applied to
+    # the exact quotient, as Nixon et al.'s reference rounds n * j / B.
+    targets = np.round(np.outer(rows, np.arange(1, n_bins)) / n_bins)
     if cumulative_weight is None:
-        # (n * j) / B is exact for n * j < 2**53, so np.round's half-to-even is applied to
-        # the exact quotient, as Nixon et al.'s reference rounds n * j / B.
-        targets = np.round(np.outer(sizes[nonempty], np.arange(1, n_bins)) / n_bins)
         positions = first[:, None] + targets.astype(np.intp)
     else:
-        before = np.where(first > 0, cumulative_weight[np.maximum(first - 1, 0)], 0.0)
-        totals = cumulative_weight[last] - before
-        targets = np.round(np.outer(totals, np.arange(1, n_bins)) / n_bins)
-        positions = np.searchsorted(cumulative_weight, before[:, None] + targets, side="right")
+        positions = _weighted_positions(cumulative_weight, first, last, rows, targets)
     np.minimum(positions, last[:, None], out=positions)
     full[nonempty, 1:-1] = sorted_scores[positions]
     return full[:, 1:-1], full
+
+
+def _weighted_positions(
+    cumulative_weight: NDArray, first: NDArray, last: NDArray, rows: NDArray, targets: NDArray
+) -> NDArray:
+    """The element of each run whose weight interval holds ``targets`` mean weights.
+
+    Where a target falls on an interval's end in exact arithmetic (equal or integer
+    weights), the cumulative sums and the target may round to either side of each other;
+    the target is raised by 4 units in the last place per row summed up to the run's end,
+    the bound of the sequential sums' rounding, so that the element after the end is
+    taken, as exactly.  A weight below that share of the running total (2**-50 of it per
+    row) can be passed over: such a row has no say in any bin's mean.
+    """
+    before = np.where(first > 0, cumulative_weight[np.maximum(first - 1, 0)], 0.0)
+    mean_weight = (cumulative_weight[last] - before) / rows
+    slack = 1.0 + 4 * np.finfo(np.float64).eps * (last + 1)
+    held = (before[:, None] + targets * mean_weight[:, None]) * slack[:, None]
+    return np.searchsorted(cumulative_weight, held, side="right")
 
 
 def sort_rows_with_flags(buffer: NDArray, shape: tuple[int, int], flagged: NDArray) -> NDArray:

@@ -38,12 +38,17 @@ def equal_width_bin(score, edges):
 
 
 def equal_mass_edges(scored, n_bins):
-    """Edges e_1..e_(B-1) of a set of (score, weight) pairs with positive weights."""
+    """Edges e_1..e_(B-1) of a set of (score, weight) pairs with positive weights.
+
+    The unweighted position round_half_even(n j / B) of n pairs, in units of the mean
+    weight: the edge is the pair whose weight interval holds that many mean weights.
+    """
     scored = sorted(scored)
     total = sum(Fraction(w) for _, w in scored)
     edges = []
     for j in range(1, n_bins):
-        q = round(total * j / n_bins)  # Python rounds a Fraction half to even, exactly
+        # Python rounds a Fraction half to even, exactly
+        q = round(Fraction(len(scored) * j, n_bins)) * total / len(scored)
         cumulative = Fraction(0)
         chosen = scored[-1][0]
         for score, weight in scored:

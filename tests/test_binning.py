@@ -62,13 +62,47 @@ def test_adaptive_edges_positions_round_half_to_even():
     assert_array_equal(interior, [[0.4, 0.6, 0.6, 0.6], np.linspace(0, 1, 6)[1:-1]])
 
 
-def test_weighted_adaptive_edges_equal_repeated_scores():
+def test_weighted_adaptive_edges_count_positions_in_mean_weights():
     scores = np.array([0.1, 0.3, 0.6, 0.9])
-    weights = np.array([3, 1, 2, 4])
-    repeated = np.repeat(scores, weights)
+    weights = np.array([3.0, 1.0, 2.0, 4.0])  # mean 2.5; intervals [0,3) [3,4) [4,6) [6,10)
+    # n = 4 rows, B = 5: positions round(4 j / 5) = 1, 2, 2, 3 rows = 2.5, 5, 5, 7.5 weight
     weighted, _ = adaptive_edges(scores, np.array([0]), np.array([4]), 5, np.cumsum(weights))
+    assert_array_equal(weighted, [[0.1, 0.6, 0.6, 0.9]])
+    # repeating each row `weight` times (version 0.1's rule): positions 2, 4, 6, 8 of 10
+    repeated = np.repeat(scores, weights.astype(int))
     plain, _ = adaptive_edges(repeated, np.array([0]), np.array([10]), 5)
-    assert_array_equal(weighted, plain)
+    assert_array_equal(plain, [[0.1, 0.6, 0.9, 0.9]])
+    for scale in (2.0**-60, 0.1, 3.0, 1e200):  # scale-free
+        scaled, _ = adaptive_edges(
+            scores, np.array([0]), np.array([4]), 5, np.cumsum(scale * weights)
+        )
+        assert_array_equal(scaled, weighted)
+
+
+def test_equal_weights_give_the_unweighted_edges_on_every_run():
+    rng = np.random.default_rng(8)
+    runs = [np.sort(rng.uniform(size=n)) for n in (7, 100, 1, 53)]
+    scores = np.concatenate(runs)
+    stops = np.cumsum([len(run) for run in runs])
+    starts = stops - [len(run) for run in runs]
+    plain, _ = adaptive_edges(scores, starts, stops, 9)
+    for value in (1.0, 0.1, 1.0 / 3.0, 7.0):
+        cumulative = np.cumsum(np.full(scores.size, value))
+        weighted, _ = adaptive_edges(scores, starts, stops, 9, cumulative)
+        assert_array_equal(weighted, plain)
+    # rows of weight 0 inside a run (HistogramBinning's) are absent: positive_rows counts
+    with_zeros = np.insert(scores, [3, 60], [scores[2], scores[59]])
+    zero_weights = np.insert(np.ones(scores.size), [3, 60], 0.0)
+    bounds = np.searchsorted(np.insert(np.arange(scores.size), [3, 60], [2, 59]), starts)
+    edges, _ = adaptive_edges(
+        with_zeros,
+        bounds,
+        np.r_[bounds[1:], with_zeros.size],
+        9,
+        np.cumsum(zero_weights),
+        positive_rows=stops - starts,
+    )
+    assert_array_equal(edges, plain)
 
 
 def test_two_dimensional_scores_keep_their_shape():

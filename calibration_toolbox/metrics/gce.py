@@ -296,9 +296,10 @@ def GCE(
     -----
     With thresholding each class is normalised by its own kept count, as Nixon et al.
     define TACE and implement it; when nothing is dropped this equals the normalisation by
-    ``N * K`` of their written formula.  Equal-mass edges depend on the data, so with
-    weights they are the edges of the set in which each row is repeated ``weight`` times:
-    integer weights equal duplicated rows, but scaling all weights changes the edges.
+    ``N * K`` of their written formula.  Equal-mass edges depend on the data; with
+    weights their positions are counted in mean weights, so that scaling all weights
+    leaves the edges (and, but for the debiased L2, the value) unchanged, and integer
+    weights equal duplicated rows only where the two positions round alike.
 
     References
     ----------

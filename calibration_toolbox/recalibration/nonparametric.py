@@ -492,6 +492,8 @@ def _equal_mass_totals(
     below = np.empty((n_problems, n_bins + 1), dtype=np.intp)
     below[:, 0], below[:, -1] = 0, n_samples
     totals = np.empty((n_problems, n_bins))
+    # The rows of weight 0 stay in each sorted run, absent from its positions.
+    positive_rows = n_samples if weights is None else np.count_nonzero(weights)
     for chunk in row_blocks(n_problems, n_samples, SORT_CHUNK_ELEMENTS):
         by_problem = scores[:, chunk].T
         if weights is None:
@@ -502,7 +504,12 @@ def _equal_mass_totals(
             cumulative = np.cumsum(weights[order].reshape(-1))
         starts = np.arange(len(sorted_scores)) * n_samples
         interior, full_edges[chunk] = adaptive_edges(
-            sorted_scores.reshape(-1), starts, starts + n_samples, n_bins, cumulative
+            sorted_scores.reshape(-1),
+            starts,
+            starts + n_samples,
+            n_bins,
+            cumulative,
+            positive_rows=np.full(len(starts), positive_rows),
         )
         for offset, problem in enumerate(range(chunk.start, chunk.stop)):
             below[problem, 1:-1] = np.searchsorted(

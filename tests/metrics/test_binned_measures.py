@@ -8,14 +8,16 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
 from calibration_toolbox import (
+    ACE,
     CWCE,
     ECE,
     GCE,
     OCE,
     RMSCE,
+    TACE,
     TCE,
     UCE,
     CalibrationTable,
@@ -313,12 +315,50 @@ def test_integer_weights_equal_duplicated_rows(rng, n, bins):
     prob, labels = grid_case(rng, n, 3) if rng.random() < 0.5 else dirichlet_case(rng, n, 3)
     weights = rng.integers(1, 4, n)
     repeated = np.repeat(prob, weights, axis=0), np.repeat(labels, weights)
-    for measure in (TCE, CWCE, OCE, UCE, TopLabelECE):
+    # Equal-width measures; the equal-mass ones (TCE, CWCE) count positions in mean weights
+    # (scale-free, below), which duplicated rows round otherwise.
+    for measure in (OCE, UCE, TopLabelECE):
         assert_allclose(
             measure(prob, labels, bins, sample_weight=weights),
             measure(*repeated, bins),
             rtol=1e-12,
             atol=1e-15,
+        )
+
+
+@pytest.mark.parametrize("scale", [2.0**-40, 1e-3, 7.3, 1e12])
+def test_equal_mass_edges_do_not_depend_on_the_weights_scale(rng, scale):
+    prob, labels = dirichlet_case(rng, 300, 4)
+    weights = rng.uniform(0.1, 3.0, 300)
+    for adaptive in (True, False):
+        for settings in ((False, 1), (True, "all")):
+            table = calibration_table(
+                prob, labels, 7, *settings[:1], adaptive, settings[1], sample_weight=weights
+            )
+            scaled = calibration_table(
+                prob,
+                labels,
+                7,
+                *settings[:1],
+                adaptive,
+                settings[1],
+                sample_weight=scale * weights,
+            )
+            assert_array_equal(scaled.edges, table.edges)
+            assert_allclose(scaled.calibration_error(1), table.calibration_error(1), rtol=1e-12)
+    # equal weights, whatever their value, give the unweighted edges and value (the
+    # debiased TCE and CWCE count weights as rows: at weight 1 only)
+    for value in (1.0, 0.1, 3.0):
+        same = np.full(300, value)
+        for measure in (ACE, TACE, *((TCE, CWCE) if value == 1.0 else ())):
+            assert_allclose(
+                measure(prob, labels, 7, sample_weight=same),
+                measure(prob, labels, 7),
+                rtol=1e-10,
+            )
+        assert_array_equal(
+            calibration_table(prob, labels, 7, False, True, 1, sample_weight=same).edges,
+            calibration_table(prob, labels, 7, False, True, 1).edges,
         )
 
 

@@ -366,16 +366,20 @@ def test_sweep_hand_example_is_not_monotone_in_the_bin_count():
 
 
 @pytest.mark.parametrize("adaptive_bins", [True, False])
-def test_sweep_integer_weights_equal_duplicated_rows(adaptive_bins):
+def test_sweep_weights_are_the_tables_weights(adaptive_bins):
     prob, labels = tied_predictions(12, n=60, decimals=2)
     counts = np.random.default_rng(12).integers(0, 4, size=60)
-    rows = np.repeat(np.arange(60), counts)
     options = {"adaptive_bins": adaptive_bins, "rule": "largest"}
     weighted = ECESweep(prob, labels, sample_weight=counts, **options)
-    duplicated = ECESweep(prob[rows], labels[rows], **options)
-    assert weighted.n_bins == duplicated.n_bins
-    assert weighted.value == pytest.approx(duplicated.value, rel=1e-12)
     assert weighted.n_bins == oracle_sweep(prob, labels, adaptive_bins, 60, counts)
+    scaled = ECESweep(prob, labels, sample_weight=counts * 1e-3, **options)
+    assert scaled.n_bins == weighted.n_bins
+    assert scaled.value == pytest.approx(weighted.value, rel=1e-12)
+    if not adaptive_bins:  # equal-mass positions count mean weights, not repeated rows
+        rows = np.repeat(np.arange(60), counts)
+        duplicated = ECESweep(prob[rows], labels[rows], **options)
+        assert weighted.n_bins == duplicated.n_bins
+        assert weighted.value == pytest.approx(duplicated.value, rel=1e-12)
 
 
 def test_sweep_row_order_does_not_matter():

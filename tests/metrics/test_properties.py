@@ -66,8 +66,11 @@ def test_row_permutation_does_not_change_the_value(data, settings, norm):
 
 
 @given(predictions(), SETTINGS, st.sampled_from([1, 2, "inf"]))
-def test_integer_weights_equal_duplicated_rows(data, settings, norm):
+def test_integer_weights_equal_duplicated_rows_for_equal_width_bins(data, settings, norm):
+    # Equal-mass positions are counted in mean weights (scale-free, below): duplicated rows
+    # round them otherwise.
     prob, labels, rng = data
+    settings = dict(settings, adaptive_bins=False)
     weights = rng.integers(0, 4, len(prob))
     assume(weights.sum() > 0)
     weighted = GCE(prob, labels, norm=norm, sample_weight=weights, **settings)
@@ -77,14 +80,23 @@ def test_integer_weights_equal_duplicated_rows(data, settings, norm):
 
 
 @given(predictions(), SETTINGS, st.sampled_from([1, 2, "inf"]))
-def test_constant_weights_equal_no_weights_for_equal_width_bins(data, settings, norm):
-    # Equal-mass edges are those of the set with duplicated rows, which changes with the
-    # multiplicity (documented); equal-width bins are scale-free.
+def test_constant_weights_equal_no_weights(data, settings, norm):
+    # Equal-width and equal-mass bins alike: the equal-mass positions count mean weights.
     prob, labels, _ = data
-    settings = dict(settings, adaptive_bins=False)
     plain = GCE(prob, labels, norm=norm, **settings)
-    doubled = GCE(prob, labels, norm=norm, sample_weight=np.full(len(prob), 2.0), **settings)
-    assert_allclose(doubled, plain, rtol=1e-12, atol=1e-15)
+    for value in (2.0, 0.1, 1e-300):
+        constant = np.full(len(prob), value)
+        weighted = GCE(prob, labels, norm=norm, sample_weight=constant, **settings)
+        assert_allclose(weighted, plain, rtol=1e-10, atol=1e-15)
+
+
+@given(predictions(), SETTINGS, st.sampled_from([1, 2, "inf"]), st.floats(1e-6, 1e6))
+def test_scaled_weights_give_the_same_value(data, settings, norm, scale):
+    prob, labels, rng = data
+    weights = rng.uniform(0.1, 2.0, len(prob))
+    before = GCE(prob, labels, norm=norm, sample_weight=weights, **settings)
+    after = GCE(prob, labels, norm=norm, sample_weight=scale * weights, **settings)
+    assert_allclose(after, before, rtol=1e-10, atol=1e-15)
 
 
 @given(predictions(), st.integers(1, 12))

@@ -23,6 +23,7 @@ from calibration_toolbox.recalibration.nonparametric import (
     HistogramBinning,
     IsotonicCalibration,
 )
+from tests import oracle
 from tests.conftest import load_real
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "isotonic_sklearn_reference.npz"
@@ -278,7 +279,11 @@ def equal_width_bin(score: float, edges: np.ndarray) -> int:
 
 
 def histogram_oracle(fit_prob, fit_labels, test_prob, bins, adaptive, weights=None):
-    """Zadrozny & Elkan's estimate written out loop by loop (integer weights: repeats)."""
+    """Zadrozny & Elkan's estimate written out loop by loop (integer weights: repeats).
+
+    Integer weights are repeated rows for the bins' frequencies; equal-mass edges count
+    their positions in mean weights (``tests.oracle.equal_mass_edges``), as the metrics do.
+    """
     repeats = np.ones(len(fit_labels), dtype=int) if weights is None else weights.astype(int)
     n_classes = fit_prob.shape[1]
     problems = [1] if n_classes == 2 else list(range(n_classes))
@@ -286,10 +291,9 @@ def histogram_oracle(fit_prob, fit_labels, test_prob, bins, adaptive, weights=No
     for column, k in enumerate(problems):
         scores = [s for s, r in zip(fit_prob[:, k], repeats, strict=True) for _ in range(r)]
         targets = [t == k for t, r in zip(fit_labels, repeats, strict=True) for _ in range(r)]
-        if adaptive:
-            ordered = sorted(scores)
-            n = len(ordered)
-            interior = [ordered[min(round(n * j / bins), n - 1)] for j in range(1, bins)]
+        if adaptive:  # the engine's edges: positions counted in mean weights
+            weighted = [(s, float(r)) for s, r in zip(fit_prob[:, k], repeats, strict=True) if r]
+            interior = oracle.equal_mass_edges(weighted, bins)
             edges = [0.0, *interior, 1.0]
 
             def bin_of(score, interior=interior):
