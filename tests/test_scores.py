@@ -376,13 +376,17 @@ def test_float32_scores_equal_their_float64_cast(adaptive_bins):
     assert_allclose(ECE(Scores(single), targets), ECE(Scores(single.astype(float)), targets))
 
 
-def test_equal_mass_bins_with_weights_equal_duplicated_rows():
+def test_equal_mass_bins_with_weights_are_scale_free_and_equal_weights_are_none():
+    # Equal-mass positions count mean weights: c * w gives w's value, a constant none's
+    # (integer weights equal duplicated rows only where the positions round alike).
     scores, targets = data_set("b")
     weights = np.random.default_rng(9).integers(0, 3, len(scores))
     options = {"class_conditional": False, "adaptive_bins": True, "bins": 10}
     weighted = ct.GCE(Scores(scores), targets, sample_weight=weights, **options)
-    repeated = ct.GCE(Scores(np.repeat(scores, weights)), np.repeat(targets, weights), **options)
-    assert_allclose(weighted, repeated, rtol=1e-12)
+    scaled = ct.GCE(Scores(scores), targets, sample_weight=weights * 2.0**-30, **options)
+    assert_allclose(scaled, weighted, rtol=1e-12)
+    constant = ct.GCE(Scores(scores), targets, sample_weight=np.full(len(scores), 0.3), **options)
+    assert_allclose(constant, ct.GCE(Scores(scores), targets, **options), rtol=1e-12)
 
 
 def test_thresholding_drops_the_low_scores():
