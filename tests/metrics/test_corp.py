@@ -213,6 +213,21 @@ def test_matches_the_slow_oracle(rule, seed):
     assert_allclose(terms(ours), expected, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("rule", ["brier", "log"])
+@pytest.mark.parametrize("seed", range(6))
+def test_matches_the_slow_oracle_in_float32(rule, seed):
+    # float32 forecasts with weights take the packed-key sort (binning.sort_rows_with_positions)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    forecasts = rng.choice(np.linspace(0.05, 0.95, 7), size=n).astype(np.float32)  # ties
+    outcomes = (rng.random(n) < forecasts**1.5).astype(int)
+    weights = rng.choice([0.0, 0.5, 1.0, 3.0], size=n)
+    weights[0] = 1.0
+    expected = slow_corp(forecasts, outcomes, weights, rule)
+    ours = corp_decomposition(Scores(forecasts), outcomes, score=rule, sample_weight=weights)
+    assert_allclose(terms(ours), expected, rtol=1e-12, atol=1e-15)
+
+
 def test_matches_the_oracle_on_the_top_label():
     rng = np.random.default_rng(8)
     prob = rng.dirichlet(np.ones(4), size=60)
@@ -434,6 +449,37 @@ def test_null_refits_are_the_decomposition_of_the_drawn_outcomes():
             expected = slow_corp(forecasts, outcomes, np.ones(25), rule)
             assert_allclose(mcb, expected[1], rtol=1e-12, atol=1e-15)
             assert_allclose(fit, slow_pav(list(drawn), [1.0] * 25), rtol=1e-12)
+
+
+def test_null_distributions_keep_their_draws():
+    # Values of main at e92d8c9, before the draws went into kept buffers and the weighted
+    # float32 sort into packed keys: a seed gives the same null distribution and band.
+    rng = np.random.default_rng(21)
+    forecasts = rng.uniform(0.05, 0.95, 40)
+    forecasts[:10] = np.round(forecasts[:10], 1)
+    outcomes = rng.random(40) < forecasts
+    weights = rng.uniform(0.5, 2, 40)
+    null = stats.corp_test(Scores(forecasts), outcomes, n_resamples=4, random_state=0)
+    expected = [0.03018563349766996, 0.04854510546828807, 0.04429885201064323, 0.03084413910299193]
+    assert_allclose(null.null_distribution, expected, rtol=1e-12)
+    curve = stats.corp_reliability(
+        Scores(forecasts), outcomes, band="resampling", n_resamples=9, random_state=0
+    )
+    low = [0.0, 0.05714285714285714, 0.2833333333333333, 0.49230769230769234, 0.9142857142857143]
+    high = [0.18461538461538451, 0.3630769230769231, 0.7497326203208555, 1.0, 1.0]
+    assert_allclose(curve.band_low[::9], low, rtol=1e-12)
+    assert_allclose(curve.band_high[::9], high, rtol=1e-12)
+    distinct = Scores(forecasts[10:].astype(np.float32))
+    weighted = stats.corp_test(
+        distinct, outcomes[10:], n_resamples=4, random_state=0, sample_weight=weights[10:]
+    )
+    expected = [
+        0.03924515845550995,
+        0.046176850038403654,
+        0.03525572693483826,
+        0.02745039444888359,
+    ]
+    assert_allclose(weighted.null_distribution, expected, rtol=1e-12)
 
 
 def test_corp_test_statistic_and_pvalue():

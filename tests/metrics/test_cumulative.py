@@ -170,6 +170,24 @@ def test_real_predictions_match_loop_oracle():
     assert_allclose(KuiperCE(prob, labels), oracle_kuiper(scores, targets), rtol=1e-12)
 
 
+@pytest.mark.parametrize("measure", MEASURES)
+@pytest.mark.parametrize("options", [{}, {"variant": "class-wise"}])
+def test_weighted_float32_matches_weighted_loop_oracle(measure, options):
+    # float32 scores take the packed-key sort (binning.sort_rows_with_positions), float64
+    # ones the argsort: each against the oracle on the same values in float64.
+    prob, labels = load_real("lenet-5-cifar-10")
+    prob, labels = prob[:400], labels[:400]
+    prob = np.concatenate([prob, prob[:100]]).astype(np.float32)  # tied rows, other weights
+    labels = np.concatenate([labels, labels[:100]])
+    weights = np.random.default_rng(9).random(len(labels))
+    weights[::7] = 0.0
+    expected = oracle(measure, prob, labels, weights, **options)
+    got = measure(prob, labels, sample_weight=weights, **options)
+    assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
+    double = measure(prob.astype(np.float64), labels, sample_weight=weights, **options)
+    assert_allclose(got, double, rtol=1e-12, atol=1e-15)
+
+
 def test_float32_and_float64_agree():
     prob, labels = tied_predictions(4, n=500)
     single = prob.astype(np.float32)

@@ -7,13 +7,16 @@ against relplot 1.0.3 (``tests/references/smooth_curve_peers.py``).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 from scipy.integrate import trapezoid
 
 from calibration_toolbox import Scores, SmoothECE, smooth_reliability_curve
+from calibration_toolbox.metrics import smooth
 from calibration_toolbox.metrics.smooth import CURVE_INTERVALS
 from tests.references.smooth_ece_peers import synthetic_sets
 
@@ -429,3 +432,27 @@ def test_from_curve_refuses_anything_else(pyplot):
     message = "`curve` must be a SmoothReliabilityCurve or a CORPReliability; got ndarray"
     with pytest.raises(TypeError, match=message):
         ReliabilityDiagram.from_curve(np.zeros(3))
+
+
+def test_band_percentiles_leave_out_the_undefined_resamples_of_each_point():
+    # The slow reference: the same draws, np.nanquantile over every grid point at once
+    # (the band takes np.quantile where no resample is undefined, and nanquantile elsewhere).
+    rng = np.random.default_rng(11)
+    scores = np.concatenate([rng.uniform(0.0, 0.3, 150), rng.uniform(0.7, 1.0, 150)])
+    correct = rng.random(300) < scores
+    curve = smooth_reliability_curve(Scores(scores), correct, n_resamples=30, random_state=2)
+    curves = smooth._CurveGrid(scores, correct, np.ones(300), curve.bandwidth)
+    draws = np.random.default_rng(2)
+    resampled = curve.grid + np.array(
+        [
+            curves.curve(np.bincount(draws.integers(0, 300, 300), minlength=300))[0]
+            for _ in range(30)
+        ]
+    )
+    undefined = np.isnan(resampled)
+    assert (undefined.any(axis=0) & ~undefined.all(axis=0)).any()  # some points partly undefined
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN points
+        expected = np.nanquantile(resampled, [0.025, 0.975], axis=0)
+    assert_array_equal(curve.low, expected[0])
+    assert_array_equal(curve.high, expected[1])
