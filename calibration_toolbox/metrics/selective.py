@@ -442,8 +442,12 @@ def EAURC(
     :math:`\mathrm{AURC}^* = \bar e + (1 - \bar e) \ln(1 - \bar e)`, the area of a
     ranking without ties as the rows grow many, as fd-shifts' ``aurc_optimal`` (for 0/1
     residuals) and ``eaurc`` compute it.  A confidence with ties (plateaus) can go below
-    it: the excess may then be negative (fd-shifts says so too).  It exceeds the oracle's
-    :math:`\bar e^2 / 2` by about :math:`\bar e^3 / 6`.
+    it: the excess may then be negative (fd-shifts says so too), and so can a ranking
+    without ties, whose trapezoids lie under Geifman's curve by a term of order 1/n.
+    It exceeds the oracle's :math:`\bar e^2 / 2` by about :math:`\bar e^3 / 6` for a
+    small error rate, much more for a large one: 0.00409 against 0.00397 at
+    :math:`\bar e = 0.0891` (WRN-16-4 on CIFAR-10), 0.616 against 0.383 at 0.875
+    (LeNet-5 on CIFAR-100).
 
     Parameters
     ----------
