@@ -126,17 +126,28 @@ class _Groups:
         self.wrong = float(self.kept_wrong[-1])
 
     def _unweighted(self, scores: NDArray, targets: NDArray) -> None:
-        # Without weights, a row is a count: sorting the confidences and, apart, those of
-        # the wrong rows, then counting by binary search, takes no argsort and no gather
-        # (1.9 times np.sort of 1,000,000 scores, where argsort + gather + cumsum took 3.1).
-        ascending = np.sort(scores)
-        wrong_ascending = np.sort(scores[targets == 0])
-        n = len(ascending)
-        starts = np.flatnonzero(np.diff(ascending, prepend=-np.inf) != 0)[::-1]
-        self.values = ascending[starts]
-        self.kept = (n - starts).astype(np.float64)
-        below = np.searchsorted(wrong_ascending, self.values, side="left")
-        self.kept_wrong = (len(wrong_ascending) - below).astype(np.float64)
+        # Without weights a row is a count, and one sort of integer keys does: the bits of
+        # a score in [0, 1] (float32 or float64) keep their order as an unsigned integer
+        # whose top bit is free (the sign's: -0.0 shifts out to the key of 0.0), so
+        # `bits << 1 | right` sorts by score, the wrong rows first within a tie, with no
+        # argsort and no gather: 1.4 times np.sort of 1,000,000 float32 scores, where
+        # argsort + gather + cumsum took 3.1 and a second sort of the wrong rows with a
+        # binary search 3.2; with few distinct scores (np.sort is quicker there) the
+        # groups are found over the runs of one key: 1.4 times np.sort for 21 scores,
+        # where the row-by-row count took 2.1.
+        if scores.dtype not in (np.float32, np.float64):
+            scores = scores.astype(np.float64)
+        unsigned = np.uint32 if scores.dtype == np.float32 else np.uint64
+        keys = scores.view(unsigned) << 1
+        keys |= targets.astype(unsigned, copy=False)
+        keys.sort()  # our own buffer: no copy
+        if np.count_nonzero(keys[1:] != keys[:-1]) < len(keys) // 8:
+            starts, wrong_before, total_wrong = _tie_groups_by_runs(keys)
+        else:
+            starts, wrong_before, total_wrong = _tie_groups_by_rows(keys)
+        self.values = (keys[starts] >> 1).view(scores.dtype)
+        self.kept = (len(keys) - starts).astype(np.float64)
+        self.kept_wrong = (total_wrong - wrong_before).astype(np.float64)
 
     def _weighted(self, scores: NDArray, targets: NDArray, weights: NDArray) -> None:
         order = np.argsort(scores)[::-1]
@@ -146,6 +157,35 @@ class _Groups:
         self.values = descending[ends]
         self.kept = np.cumsum(ordered)[ends]
         self.kept_wrong = np.cumsum(np.where(targets[order] == 0, ordered, 0.0))[ends]
+
+
+def _tie_groups_by_rows(keys: NDArray) -> tuple[NDArray, NDArray, int]:
+    """Each tie group's first row, the wrong rows before it, and all the wrong rows.
+
+    ``keys`` are sorted ``score bits << 1 | right``: a group starts where the bits change,
+    and a cumulative count of the right rows gives the wrong ones before each start.
+    Groups most confident first.
+    """
+    bits = keys >> 1
+    starts = np.flatnonzero(np.concatenate([[True], bits[1:] != bits[:-1]]))[::-1]
+    right_before = np.concatenate([[0], np.cumsum(keys & 1)])  # right among keys[:i]
+    return starts, starts - right_before[starts], len(keys) - int(right_before[-1])
+
+
+def _tie_groups_by_runs(keys: NDArray) -> tuple[NDArray, NDArray, int]:
+    """As :func:`_tie_groups_by_rows`, over the runs of one key (few distinct scores).
+
+    A run is one score and one outcome; past finding the runs, every array has one entry
+    per run (42 for 21 distinct scores), where the row-by-row count takes three passes
+    over the rows more.
+    """
+    runs = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    run_keys = keys[runs]
+    run_wrong = np.where(run_keys & 1, 0, np.diff(runs, append=len(keys)))
+    wrong_before = np.concatenate([[0], np.cumsum(run_wrong)])
+    run_bits = run_keys >> 1
+    first = np.flatnonzero(np.concatenate([[True], run_bits[1:] != run_bits[:-1]]))[::-1]
+    return runs[first], wrong_before[first], int(wrong_before[-1])
 
 
 def _groups(prob, labels, logits, sample_weight, renormalize) -> _Groups:
@@ -170,9 +210,23 @@ def _trapezoid(coverage: NDArray, risk: NDArray) -> float:
     return float(np.sum(np.diff(coverage) * (risk[1:] + risk[:-1])) / 2)
 
 
+def _area(coverage: NDArray, risk: NDArray, start: float) -> float:
+    """The trapezoid rule over the points, after a first one of coverage 0 and risk ``start``.
+
+    As :func:`_trapezoid` of the curve, without concatenating its end point (1,000,000
+    points: four copies fewer).
+    """
+    inner = np.sum(np.diff(coverage) * (risk[1:] + risk[:-1]))
+    return float((inner + coverage[0] * (risk[0] + start)) / 2)
+
+
 def _aurc_of(groups: _Groups) -> float:
-    curve = _curve_of(groups)
-    return _trapezoid(curve.coverage, curve.risk)
+    risk = groups.kept_wrong / groups.kept
+    return _area(groups.kept / groups.total, risk, risk[0])
+
+
+def _augrc_of(groups: _Groups) -> float:
+    return _area(groups.kept / groups.total, groups.kept_wrong / groups.total, 0.0)
 
 
 # -- the row-by-row conventions of torch-uncertainty and MAPIE --------------------------------
@@ -404,6 +458,11 @@ def AURC(
     return _row_by_row_area(*pairs, convention)
 
 
+def _oracle_aurc(error_rate: float) -> float:
+    """The tie-aware AURC of the oracle confidence: two points, (1 - e, 0) and (1, e)."""
+    return error_rate if error_rate in (0.0, 1.0) else error_rate**2 / 2
+
+
 def _geifman_optimum(error_rate: float) -> float:
     """Geifman et al.'s optimal AURC, ``e + (1 - e) log(1 - e)`` (1 when every answer is wrong)."""
     if error_rate >= 1:
@@ -497,7 +556,7 @@ def EAURC(
         )
         groups = _Groups(scores, targets, weights)
         aurc, error_rate = _aurc_of(groups), groups.wrong / groups.total
-        oracle = _aurc_of(_Groups(targets, targets, weights)) if optimal == "oracle" else None
+        oracle = _oracle_aurc(error_rate) if optimal == "oracle" else None
     return aurc - (_geifman_optimum(error_rate) if oracle is None else oracle)
 
 
@@ -561,8 +620,7 @@ def AUGRC(
     """
     convention = _check_generalized_convention(convention, "convention")
     if convention == "fd-shifts":
-        curve = _curve_of(_groups(prob, labels, logits, sample_weight, renormalize))
-        return _trapezoid(curve.coverage, curve.generalized_risk)
+        return _augrc_of(_groups(prob, labels, logits, sample_weight, renormalize))
     pairs = _unweighted_pairs(prob, labels, logits, sample_weight, renormalize, convention)
     return _row_by_row_area(*pairs, convention, generalized=True)
 
