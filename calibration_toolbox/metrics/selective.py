@@ -85,6 +85,9 @@ class RiskCoverageCurve:
     thresholds : ndarray, shape (G + 1,)
         :math:`+\infty, t_1, \dots, t_G`, decreasing: a point keeps the rows whose
         confidence is at least its threshold.
+    aurc, augrc : float
+        The trapezoid rule over the points: :func:`AURC` and :func:`AUGRC` of the rows
+        (to rounding).
     """
 
     def __eq__(self, other: object) -> bool:
@@ -104,6 +107,16 @@ class RiskCoverageCurve:
     risk: NDArray
     generalized_risk: NDArray
     thresholds: NDArray
+
+    @property
+    def aurc(self) -> float:
+        """The trapezoid rule over (``coverage``, ``risk``): :func:`AURC` of the rows."""
+        return _trapezoid(self.coverage, self.risk)
+
+    @property
+    def augrc(self) -> float:
+        """The trapezoid rule over (``coverage``, ``generalized_risk``): :func:`AUGRC`."""
+        return _trapezoid(self.coverage, self.generalized_risk)
 
 
 # -- the one sort -------------------------------------------------------------------------------
