@@ -32,11 +32,12 @@ from typing import Any
 import numpy as np
 
 from calibration_toolbox._errors import InputError, InputTypeError, Name
-from calibration_toolbox.metrics import CalibrationTable
+from calibration_toolbox.metrics import CalibrationTable, RiskCoverageCurve
 from calibration_toolbox.plot import (
     MAX_GRID_CLASSES,
     ConfidenceHistogram,
     ReliabilityDiagram,
+    RiskCoverageDisplay,
     _group,
     _pyplot,
 )
@@ -558,6 +559,46 @@ def _corp_section(curves: dict[str, CORPReliability], figures: _Figures) -> str:
                 figures.svg(_corp(method, curve), f"CORP reliability diagram of {method}")
             )
     parts.append("</div>")
+    return "".join(parts)
+
+
+def _risk_coverage_section(curves: Mapping[str, RiskCoverageCurve], figures: _Figures) -> str:
+    """The risk-coverage curves of the methods, overlaid in one figure (none: no section).
+
+    For a report whose ``--metrics`` ask for AURC, EAURC, AUGRC or ConfAUROC: ``curves``
+    maps each method (in the report's order) to its
+    :func:`~calibration_toolbox.risk_coverage_curve`.
+    """
+    if not curves:
+        return ""
+    for method, curve in curves.items():
+        if not isinstance(curve, RiskCoverageCurve):
+            raise InputTypeError(
+                "{curves} must map each method to a RiskCoverageCurve; got {value} for "
+                "{method!r}.",
+                argument="curves",
+                value=type(curve).__name__,
+                method=method,
+            )
+    parts = [
+        "<h2>Risk-coverage curves</h2>",
+        '<p class="note">Answering only the rows whose confidence is at least a threshold: '
+        "the error rate among the answered (selective risk, solid; its area the AURC) and "
+        "the share of all rows answered wrongly (generalized risk, dashed; its area the "
+        "AUGRC) against the share answered, one point per distinct confidence (ties kept "
+        "together); dotted, the oracle confidence of the same error rate. A recalibration "
+        "that keeps the ranking of the rows (temperature scaling) keeps the curve.</p>",
+    ]
+    labels = [_matplotlib_text(method) for method in curves]
+    top = _TITLE + _LEGEND_ROW * 3 * len(labels) + 0.1
+    with _drawing():
+        figure = _new_figure(5.5, top + 4.0 + _BOTTOM, top=top)
+        ax = figure.subplots()
+        for curve, label in zip(curves.values(), labels, strict=True):
+            RiskCoverageDisplay.from_curve(curve, ax=ax, label=label)
+        _legend_above(ax, labels)
+        described = " and ".join(curves)
+        parts.append(figures.svg(figure, f"Risk-coverage curves of {described}"))
     return "".join(parts)
 
 

@@ -975,7 +975,8 @@ class RiskCoverageDisplay(_Display):
         if label is not None:
             self.label = _check_label(label)
         ax = _check_axes(ax)
-        top = 0.0 if ax is None else ax.get_ylim()[1]  # an overlay keeps the others in view
+        # an overlay keeps the curves drawn before in view (empty axes: nothing to keep)
+        top = ax.get_ylim()[1] if ax is not None and ax.lines else 0.0
         if ax is None:
             _, ax = plt.subplots(figsize=(5.5, 4.5), layout="constrained")
         curve, name = self.curve_, self.label or "model"

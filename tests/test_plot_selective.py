@@ -62,6 +62,12 @@ def test_models_overlay_on_one_axes_and_a_recalibrator_is_drawn():
     assert before.ax_.get_ylim() == (0.0, pytest.approx(1.05 * top))  # both in view
 
 
+def test_empty_given_axes_are_scaled_to_the_curve():
+    _, ax = plt.subplots()
+    display = RiskCoverageDisplay.from_predictions(Scores([0.9, 0.8, 0.4]), [1, 0, 0], ax=ax)
+    assert ax.get_ylim() == (0.0, pytest.approx(1.05 * display.curve_.risk.max()))
+
+
 def test_the_display_refuses_what_is_no_curve():
     with pytest.raises(TypeError, match="`curve` must be a RiskCoverageCurve"):
         RiskCoverageDisplay.from_curve({"coverage": [0, 1]})
