@@ -410,10 +410,11 @@ def AURC(
               \frac{r_g + r_{g-1}}{2}, \qquad c_0 = 0,\ r_0 = r_1,
 
     fd-shifts' ``RiskCoverageStats.aurc`` (Traub et al. 2024) divided by its display
-    scale of 1000.  It lies between the AURC of the oracle confidence (1 on right
-    answers, 0 on wrong ones: :math:`\bar e^2 / 2` for an error rate
-    :math:`0 < \bar e < 1`) and that of the reversed oracle; a constant confidence gives
-    the error rate :math:`\bar e` itself.
+    scale of 1000.  For an error rate :math:`0 < \bar e < 1` it lies between the AURC
+    of the oracle confidence (1 on right answers, 0 on wrong ones) and that of the
+    reversed oracle, :math:`\bar e^2 / 2 \le \mathrm{AURC} \le 1 - (1 - \bar e)^2 / 2`;
+    a constant confidence gives the error rate :math:`\bar e` itself (the risk of
+    answering every row), a confidence worse than chance more.
 
     The row-by-row conventions ignore ties: one point per row, the rows sorted by
     decreasing confidence (tied rows in their order, by a stable sort), :math:`R_k` the
@@ -508,7 +509,9 @@ def EAURC(
     ``convention``) of the oracle confidence, 1 on the right answers and 0 on the wrong
     ones.  In the tie-aware convention that is :math:`\bar e^2 / 2` for an error rate
     :math:`0 < \bar e < 1` (0 and 1 at the ends), the least AURC of any confidence, so
-    the excess is never negative.
+    the excess is never negative.  The row-by-row conventions split the oracle's ties
+    too (wrong rows last, in row order), which ranks them strictly: their optimum comes
+    close to Geifman's form below.
 
     ``optimal="geifman"``: Geifman et al.'s closed form
     :math:`\mathrm{AURC}^* = \bar e + (1 - \bar e) \ln(1 - \bar e)`, the area of a
