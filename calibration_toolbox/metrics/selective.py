@@ -52,6 +52,19 @@ __all__ = [
 ]
 
 _OPTIMA = ("oracle", "geifman")
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def _slack(groups: _Groups) -> float:
+    """The relative rounding of a ratio of cumulative weighted sums over the rows.
+
+    A risk or coverage equal to the asked level in exact arithmetic meets it whatever the
+    weights: a cumulative sum of n weights rounds within about n units in the last place
+    (120 equal weights of 1e308 put a risk of exactly 0.3 above it).
+    """
+    return max(8, groups.rows) * _EPS
+
+
 _check_convention = iv.choice("fd-shifts", "torch-uncertainty", "mapie")
 _check_generalized_convention = iv.choice("fd-shifts", "torch-uncertainty")
 _check_optimal = iv.choice(*_OPTIMA)
@@ -128,7 +141,7 @@ class _Groups:
     ``wrong`` the sums over all the rows.
     """
 
-    __slots__ = ("kept", "kept_wrong", "total", "values", "wrong")
+    __slots__ = ("kept", "kept_wrong", "rows", "total", "values", "wrong")
 
     def __init__(self, scores: NDArray, targets: NDArray, weights: NDArray | None):
         if weights is None:
@@ -137,6 +150,7 @@ class _Groups:
             self._weighted(scores, targets, weights)
         self.total = float(self.kept[-1])
         self.wrong = float(self.kept_wrong[-1])
+        self.rows = len(scores)
 
     def _unweighted(self, scores: NDArray, targets: NDArray) -> None:
         # Without weights a row is a count, and one sort of integer keys does: the bits of
@@ -683,7 +697,9 @@ def coverage_at_risk(
     never split): the share of the rows a threshold on the confidence can answer while
     keeping the error rate among them at most :math:`\rho`.  The risk need not fall
     with the threshold, so this is the best of all the thresholds, not the first one
-    met.  0.0 when no threshold meets the risk (only abstaining on every row does).
+    met.  0.0 when no threshold meets the risk (only abstaining on every row does).  A
+    risk above :math:`\rho` by less than the rounding of the weighted sums (N units in
+    the last place, at least 8) meets it.
 
     Parameters
     ----------
@@ -717,7 +733,7 @@ def coverage_at_risk(
     """
     level = _check_level(risk, "risk", zero=True)
     groups = _groups(prob, labels, logits, sample_weight, renormalize)
-    meets = groups.kept_wrong / groups.kept <= level  # the curve's own risk and coverage
+    meets = groups.kept_wrong / groups.kept <= level * (1 + _slack(groups))
     return float(groups.kept[meets].max() / groups.total) if meets.any() else 0.0
 
 
@@ -742,7 +758,8 @@ def risk_at_coverage(
     confident down, a whole group of tied confidences at a time, until their share
     reaches :math:`\gamma`; the risk is the error rate of the rows kept then.  Ties are
     not split, so the coverage actually kept may exceed :math:`\gamma` (no
-    interpolation between points).
+    interpolation between points).  A coverage below :math:`\gamma` by less than the
+    rounding of the weighted sums (N units in the last place, at least 8) reaches it.
 
     Parameters
     ----------
@@ -775,7 +792,7 @@ def risk_at_coverage(
     level = _check_level(coverage, "coverage", zero=False)
     groups = _groups(prob, labels, logits, sample_weight, renormalize)
     # the first point whose coverage (the curve's own) reaches the share; the last is 1
-    point = int(np.searchsorted(groups.kept / groups.total, level, side="left"))
+    point = int(np.searchsorted(groups.kept / groups.total, level * (1 - _slack(groups))))
     return float(groups.kept_wrong[point] / groups.kept[point])
 
 
