@@ -33,11 +33,17 @@ from typing import Any
 import numpy as np
 
 from calibration_toolbox._errors import InputError, InputTypeError, Name
-from calibration_toolbox.metrics import CalibrationTable, SmoothReliabilityCurve
+from calibration_toolbox.metrics import (
+    CalibrationTable,
+    RiskCoverageCurve,
+    SmoothReliabilityCurve,
+)
 from calibration_toolbox.plot import (
+    _CURVE_DISPLAYS,
     MAX_GRID_CLASSES,
     ConfidenceHistogram,
     ReliabilityDiagram,
+    _draw_curve,
     _group,
     _pyplot,
 )
@@ -560,6 +566,19 @@ _DIAGRAMS = {
         counts=False,
         legend_rows=4,
     ),
+    "risk_coverage": _Diagram(
+        "Risk-coverage curves",
+        "Risk-coverage curves",
+        RiskCoverageCurve,
+        "Answering only the rows whose confidence is at least a threshold: the error rate "
+        "among the answered (selective risk, solid; its area the AURC) and the share of all "
+        "rows answered wrongly (generalized risk, dashed; its area the AUGRC) against the "
+        "share answered, one point per distinct confidence (ties kept together); dotted, the "
+        "oracle confidence of the same error rate. A recalibration that keeps the ranking of "
+        "the rows (temperature scaling) keeps the curve.",
+        counts=False,
+        legend_rows=3,
+    ),
 }
 _CURVES = Name("curves")
 
@@ -612,14 +631,19 @@ def _check_curve(
 
 
 def _curve_section(diagram: _Diagram, curves: dict[str, Any], figures: _Figures) -> str:
-    """One diagram of a measure's own curve per method, under the section's note."""
+    """A measure's own curves under the section's note.
+
+    A figure per method, or one for all when their display overlays models
+    (``plot._CURVE_DISPLAYS``: the risk-coverage curves).
+    """
     parts = [f"<h2>{diagram.title}</h2>", f'<p class="note">{diagram.note}</p>']
     parts.append('<div class="figures">')
+    _, overlaid = _CURVE_DISPLAYS[diagram.curve]
+    drawn = [curves] if overlaid else [{method: curve} for method, curve in curves.items()]
     with _drawing():
-        for method, curve in curves.items():
-            parts.append(
-                figures.svg(_curve(diagram, method, curve), f"{diagram.figure} of {method}")
-            )
+        for series in drawn:
+            described = " and ".join(series)
+            parts.append(figures.svg(_curve(diagram, series), f"{diagram.figure} of {described}"))
     parts.append("</div>")
     return "".join(parts)
 
@@ -833,16 +857,17 @@ def _grid(method: str, table: CalibrationTable, classes: np.ndarray | None):
     return figure
 
 
-def _curve(diagram: _Diagram, method: str, curve: CORPReliability | SmoothReliabilityCurve):
-    """A measure's own curve (``ReliabilityDiagram.from_curve``), its legend above."""
-    top = _TITLE + _LEGEND_ROW * diagram.legend_rows + 0.1
+def _curve(diagram: _Diagram, series: dict[str, Any]):
+    """The curves of ``series`` (method -> curve) on one figure, their legend above."""
+    top = _TITLE + _LEGEND_ROW * diagram.legend_rows * len(series) + 0.1
     if diagram.counts:
         figure = _new_figure(5.5, top + 5.3 + _BOTTOM, top=top, hspace=0.06)
         ax, counts_ax = figure.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": (3, 1)})
     else:
         figure = _new_figure(5.5, top + 4.4 + _BOTTOM, top=top)
         ax, counts_ax = figure.subplots(), None
-    label = _matplotlib_text(method)
-    ReliabilityDiagram.from_curve(curve, ax=ax, counts_ax=counts_ax, label=label)
-    _legend_above(ax, [label])
+    labels = [_matplotlib_text(method) for method in series]
+    for curve, label in zip(series.values(), labels, strict=True):
+        _draw_curve(curve, ax=ax, label=label, counts_ax=counts_ax)
+    _legend_above(ax, labels)
     return figure

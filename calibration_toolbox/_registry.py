@@ -144,6 +144,7 @@ _EQUAL_MASS = "its equal-mass edges depend on all the rows"
 _SORTED = "it walks the scores sorted over all the rows"
 _PAIRS = "its kernel couples every pair of rows"
 _SMOOTHED = "its smoothed calibration curve and bandwidth need all the rows"
+_SELECTIVE = "it needs all rows sorted by confidence (its thresholds are the distinct ones)"
 _TOP_LABEL = {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1}
 _CLASS_WISE = {"class_conditional": True, "adaptive_bins": False, "top_k_classes": "all"}
 _ECE = {**_TOP_LABEL, "norm": 1}
@@ -310,6 +311,14 @@ _TABLE: list[MetricSpec] = [
     MetricSpec("ICI", scores=True, not_streamed=_SMOOTHED, command_line="ICI"),
     MetricSpec("E50", scores=True, not_streamed=_SMOOTHED, command_line="E50"),
     MetricSpec("E90", scores=True, not_streamed=_SMOOTHED, command_line="E90"),
+    # Selective prediction: the risk-coverage curve and what is read off it.
+    MetricSpec("risk_coverage_curve", scores=True, not_streamed=_SELECTIVE, bootstrap=None),
+    MetricSpec("AURC", scores=True, not_streamed=_SELECTIVE, command_line="AURC"),
+    MetricSpec("EAURC", scores=True, not_streamed=_SELECTIVE, command_line="EAURC"),
+    MetricSpec("AUGRC", scores=True, not_streamed=_SELECTIVE, command_line="AUGRC"),
+    MetricSpec("coverage_at_risk", scores=True, not_streamed=_SELECTIVE),
+    MetricSpec("risk_at_coverage", scores=True, not_streamed=_SELECTIVE),
+    MetricSpec("confidence_auroc", scores=True, not_streamed=_SELECTIVE, command_line="ConfAUROC"),
     MetricSpec(
         "brier_score",
         scores=True,

@@ -30,13 +30,18 @@ from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, InputTypeError
-from calibration_toolbox.metrics import CalibrationTable, calibration_table
+from calibration_toolbox.metrics import (
+    CalibrationTable,
+    RiskCoverageCurve,
+    calibration_table,
+    risk_coverage_curve,
+)
 from calibration_toolbox.metrics._table import check_table
 from calibration_toolbox.metrics.smooth import SmoothReliabilityCurve, smooth_reliability_curve
 from calibration_toolbox.scores import PredictionsLike, Scores
 from calibration_toolbox.stats import CORPReliability, corp_reliability
 
-__all__ = ["ConfidenceHistogram", "ReliabilityDiagram"]
+__all__ = ["ConfidenceHistogram", "ReliabilityDiagram", "RiskCoverageDisplay"]
 
 INSTALL_HINT = 'pip install "calibration-toolbox[plot]"'
 MAX_GRID_CLASSES = 20
@@ -895,3 +900,150 @@ class ConfidenceHistogram(_Display):
         ax.legend(loc="upper left", fontsize="small")
         self.figure_, self.ax_ = ax.figure, ax
         return self
+
+
+class RiskCoverageDisplay(_Display):
+    """Risk-coverage curve: selective risk against coverage (Geifman & El-Yaniv 2017).
+
+    Draws a :class:`~calibration_toolbox.RiskCoverageCurve` as it is: the selective risk
+    at each distinct confidence threshold joined by straight lines (the trapezoids whose
+    area is the AURC in the legend), the generalized risk (wrong *and* kept, over all
+    rows; its area the AUGRC) dashed in the same colour, and the oracle confidence's
+    curve (1 on the right answers, 0 on the wrong ones) dotted in grey.  Build it with
+    :meth:`from_predictions`, :meth:`from_curve` or :meth:`from_recalibrator`;
+    ``plot(ax=...)`` draws one more model on existing axes.
+
+    Attributes
+    ----------
+    curve_ : RiskCoverageCurve
+        The curve drawn; ``curve_.aurc`` is the AURC in the legend.
+    figure_ : matplotlib.figure.Figure
+        The figure drawn on.
+    ax_ : matplotlib.axes.Axes
+        The axes.
+    line_, generalized_line_, oracle_line_ : matplotlib.lines.Line2D
+        The selective risk, the generalized risk and the oracle's selective risk.
+
+    References
+    ----------
+    Geifman, Y. and El-Yaniv, R. (2017). Selective classification for deep neural
+    networks.  NeurIPS.
+
+    Traub, J. et al. (2024). Overcoming common flaws in the evaluation of selective
+    classification systems.  NeurIPS.
+
+    Examples
+    --------
+    >>> import io
+    >>> import numpy as np
+    >>> from calibration_toolbox import AURC
+    >>> from calibration_toolbox.plot import RiskCoverageDisplay
+    >>> rng = np.random.default_rng(0)
+    >>> prob = rng.dirichlet(np.ones(3), size=500)
+    >>> labels = rng.integers(0, 3, size=500)
+    >>> display = RiskCoverageDisplay.from_predictions(prob, labels, label="model")
+    >>> bool(np.isclose(display.curve_.aurc, AURC(prob, labels), rtol=1e-12))
+    True
+    >>> display.ax_.get_legend().get_texts()[0].get_text()
+    'model (AURC = 0.6703)'
+    >>> display.figure_.savefig(io.BytesIO(), format="png")  # or a file name
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close(display.figure_)
+    """
+
+    def __init__(self, curve: RiskCoverageCurve, *, label: str | None = None):
+        if not isinstance(curve, RiskCoverageCurve):
+            raise InputTypeError(
+                "{curve} must be a RiskCoverageCurve (of risk_coverage_curve); got {value}.",
+                argument="curve",
+                value=type(curve).__name__,
+            )
+        self.curve_ = curve
+        self.label = _check_label(label)
+
+    @classmethod
+    def from_predictions(
+        cls,
+        prob: PredictionsLike,
+        labels: ArrayLike,
+        *,
+        logits: bool = False,
+        sample_weight: ArrayLike | None = None,
+        ax: Any = None,
+        label: str | None = None,
+    ) -> RiskCoverageDisplay:
+        """Draw the risk-coverage curve of predictions (an (N, K) matrix or ``Scores``).
+
+        The arguments are those of :func:`~calibration_toolbox.risk_coverage_curve`;
+        ``ax`` and ``label`` those of :meth:`plot`.
+        """
+        curve = risk_coverage_curve(prob, labels, logits=logits, sample_weight=sample_weight)
+        return cls.from_curve(curve, ax=ax, label=label)
+
+    @classmethod
+    def from_curve(
+        cls, curve: RiskCoverageCurve, *, ax: Any = None, label: str | None = None
+    ) -> RiskCoverageDisplay:
+        """Draw a :class:`~calibration_toolbox.RiskCoverageCurve` as it is."""
+        return cls(curve, label=label).plot(ax=ax)
+
+    def plot(self, ax: Any = None, label: str | None = None) -> RiskCoverageDisplay:
+        """Draw on ``ax`` (a new figure when None) and return ``self``; models overlay."""
+        plt = _pyplot()
+        if label is not None:
+            self.label = _check_label(label)
+        ax = _check_axes(ax)
+        # an overlay keeps the curves drawn before in view (empty axes: nothing to keep)
+        top = ax.get_ylim()[1] if ax is not None and ax.lines else 0.0
+        if ax is None:
+            _, ax = plt.subplots(figsize=(5.5, 4.5), layout="constrained")
+        curve, name = self.curve_, self.label or "model"
+        (self.line_,) = ax.plot(
+            curve.coverage, curve.risk, linewidth=2, label=f"{name} (AURC = {curve.aurc:.4f})"
+        )
+        color = self.line_.get_color()
+        (self.generalized_line_,) = ax.plot(
+            curve.coverage,
+            curve.generalized_risk,
+            color=color,
+            linestyle="--",
+            linewidth=1.2,
+            label=f"{name}: generalized risk (AUGRC = {curve.augrc:.4f})",
+        )
+        error_rate = float(curve.risk[-1])
+        (self.oracle_line_,) = ax.plot(
+            [0.0, 1.0 - error_rate, 1.0],
+            [0.0, 0.0, error_rate],
+            color="0.5",
+            linestyle=":",
+            linewidth=1.2,
+            label=f"{name}: oracle confidence",
+        )
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, max(top, 1.05 * float(curve.risk.max()), 1e-3))
+        ax.set_xlabel("coverage (share of rows answered)")
+        ax.set_ylabel("selective risk (error rate of the answered)")
+        ax.set_title(f"Risk-coverage curve ({curve.coverage.size - 1} thresholds)")
+        ax.legend(loc="best", fontsize="small")
+        self.figure_, self.ax_ = ax.figure, ax
+        return self
+
+
+#: How the curve of a measure is drawn, by its type: the display whose ``from_curve``
+#: draws it, and whether the curves of several models share one axes (the risk-coverage
+#: curves) or each has its own (a CORP or smooth diagram carries one model's band).
+_CURVE_DISPLAYS: dict[type, tuple[type, bool]] = {
+    CORPReliability: (ReliabilityDiagram, False),
+    SmoothReliabilityCurve: (ReliabilityDiagram, False),
+    RiskCoverageCurve: (RiskCoverageDisplay, True),
+}
+
+
+def _draw_curve(curve: Any, *, ax: Any, label: str | None, counts_ax: Any = None) -> Any:
+    """Draw a measure's curve (a type of ``_CURVE_DISPLAYS``) by its display on ``ax``.
+
+    A CORP diagram's counts go on ``counts_ax``, when given.
+    """
+    display, _ = _CURVE_DISPLAYS[type(curve)]
+    keywords = {} if counts_ax is None else {"counts_ax": counts_ax}
+    return display.from_curve(curve, ax=ax, label=label, **keywords)

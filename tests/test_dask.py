@@ -32,8 +32,12 @@ from calibration_toolbox.stats import bootstrap
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
-# The option a metric cannot be called without (ToprCE's r).
-REQUIRED = {"ToprCE": {"r": 2}}
+# The options a metric cannot be called without (ToprCE's r, the working points).
+REQUIRED = {
+    "ToprCE": {"r": 2},
+    "coverage_at_risk": {"risk": 0.3},
+    "risk_at_coverage": {"coverage": 0.5},
+}
 # What the registry says runs on Dask arrays (its rows that give a number, named settings
 # of GCE included), and fixed edges given as an array.
 STREAMING = {

@@ -24,7 +24,12 @@ METRICS = [
     if inspect.isfunction(getattr(ct, name))
     and list(inspect.signature(getattr(ct, name)).parameters)[:2] == ["prob", "labels"]
 ]
-OPTIONS = {"ToprCE": {"r": 2}, "SKCE": {"estimator": "biased", "bandwidth": 0.5}}
+OPTIONS = {
+    "ToprCE": {"r": 2},
+    "SKCE": {"estimator": "biased", "bandwidth": 0.5},
+    "coverage_at_risk": {"risk": 0.3},
+    "risk_at_coverage": {"coverage": 0.5},
+}
 
 
 def _data(dtype, n_rows=2_000, n_classes=5, seed=0, informative=False):

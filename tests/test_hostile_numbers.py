@@ -25,7 +25,11 @@ PROB = np.exp(LOGITS) / np.exp(LOGITS).sum(axis=1, keepdims=True)
 LABELS = (RNG.random((N, 1)) > PROB.cumsum(axis=1)).sum(axis=1)  # drawn from PROB
 
 #: the options a metric needs beyond (prob, labels), and beyond them to take weights
-_REQUIRED = {"ToprCE": {"r": 1}}
+_REQUIRED = {
+    "ToprCE": {"r": 1},
+    "coverage_at_risk": {"risk": 0.3},
+    "risk_at_coverage": {"coverage": 0.5},
+}
 # SKCE takes weights with the biased estimator and a given bandwidth only
 _WEIGHTED = {"SKCE": {"estimator": "biased", "bandwidth": 0.5}}
 METRICS = [

@@ -44,6 +44,8 @@ OPTIONS = {
     "ACE": {"bins": 4},
     "ToprCE": {"r": 2},
     "SKCE": {"estimator": "biased", "bandwidth": 0.5},  # its weighted form
+    "coverage_at_risk": {"risk": 0.3},
+    "risk_at_coverage": {"coverage": 0.5},
 }
 NAMED_CALLS = [
     pytest.param(row.function, OPTIONS.get(row.name, {}), id=row.name)

@@ -133,7 +133,7 @@ def test_the_html_page_draws_a_corp_diagram_per_method_given():
         render_report(document, tables, curves={"corp": {"vector": curve}})
     with pytest.raises(TypeError, match=r"`curves`\['corp'\] must map each method to a CORPR"):
         render_report(document, tables, curves={"corp": {"uncalibrated": tables["temperature"]}})
-    with pytest.raises(ValueError, match="`curves` must map diagrams \\('corp', 'smooth'\\)"):
+    with pytest.raises(ValueError, match="`curves` must map diagrams \\('corp', 'smooth', 'risk_"):
         render_report(document, tables, curves={"bins": {"uncalibrated": curve}})
 
 

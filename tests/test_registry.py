@@ -29,8 +29,12 @@ PUBLIC_FUNCTIONS = [
 ROWS = list(_registry.ROWS.values())
 BY_NAME = {row.name: row for row in ROWS}
 ids = {"ids": lambda row: row.name}
-# The option a metric cannot be called without (ToprCE's r).
-REQUIRED = {"ToprCE": {"r": 2}}
+# The options a metric cannot be called without (ToprCE's r, the working point).
+REQUIRED = {
+    "ToprCE": {"r": 2},
+    "coverage_at_risk": {"risk": 0.3},
+    "risk_at_coverage": {"coverage": 0.5},
+}
 
 
 def _problem(n=300, k=4, seed=3):
@@ -256,7 +260,7 @@ def test_the_scores_refusal_names_every_acceptor():
         ct.TemperatureScaling().fit(ct.Scores([0.2, 0.7]), [0, 1])
     named = set(re.findall(r"\w+", str(refusal.value)))
     assert {row.name for row in _registry.accepting_scores()} <= named
-    assert len(_registry.accepting_scores()) == 25
+    assert len(_registry.accepting_scores()) == 32
 
 
 def test_the_scores_docstring_names_every_acceptor_and_every_class_wise_metric():

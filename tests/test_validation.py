@@ -105,9 +105,17 @@ def test_bad_logits(logits):
 METRICS = [row.function for row in _registry.public() if row.function is not ToprCE]
 
 
+# The options a metric cannot be called without: ToprCE's r, the working points.
+REQUIRED = {
+    "ToprCE": {"r": 2},
+    "coverage_at_risk": {"risk": 0.3},
+    "risk_at_coverage": {"coverage": 0.5},
+}
+
+
 def call(metric, prob, labels, **options):
-    if metric is ToprCE:
-        options.setdefault("r", 2)
+    for name, value in REQUIRED.get(metric.__name__, {}).items():
+        options.setdefault(name, value)
     return metric(prob, labels, **options)
 
 

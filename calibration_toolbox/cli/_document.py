@@ -44,8 +44,10 @@ from calibration_toolbox.cli._options import ReportOptions, input_kind
 from calibration_toolbox.cli._warned import Warned
 from calibration_toolbox.metrics import (
     CalibrationTable,
+    RiskCoverageCurve,
     SmoothReliabilityCurve,
     calibration_table,
+    risk_coverage_curve,
     smooth_reliability_curve,
 )
 from calibration_toolbox.scores import Scores
@@ -89,11 +91,20 @@ AUTO_BINS_RULE = "cube root: the smallest B with B**3 >= the rows measured"
 
 #: Resamples of the bands of the diagrams' curves (corp_reliability's default).
 DIAGRAM_RESAMPLES = 100
+
+
+def _risk_coverage(prob, labels, *, logits: bool, random_state: int) -> RiskCoverageCurve:
+    """The risk-coverage curve (nothing in it is drawn at random: ``random_state`` unused)."""
+    return risk_coverage_curve(prob, labels, logits=logits)
+
+
+Curve = CORPReliability | SmoothReliabilityCurve | RiskCoverageCurve
 #: The curve of each diagram of a measure (``Metric.diagram``), as ``--plot`` and ``--html``
 #: draw it: ``curve(prob, labels, logits=..., random_state=...)``, its band resampled.
-CURVES: dict[str, Callable[..., CORPReliability | SmoothReliabilityCurve]] = {
+CURVES: dict[str, Callable[..., Curve]] = {
     "corp": partial(corp_reliability, n_resamples=DIAGRAM_RESAMPLES),
     "smooth": partial(smooth_reliability_curve, n_resamples=DIAGRAM_RESAMPLES),
+    "risk_coverage": _risk_coverage,
 }
 
 
@@ -106,9 +117,7 @@ class Report:
     notes: list[str]
     tables: dict[str, CalibrationTable] = field(default_factory=dict)
     class_tables: dict[str, CalibrationTable] | None = None
-    curves: dict[str, dict[str, CORPReliability | SmoothReliabilityCurve]] = field(
-        default_factory=dict
-    )
+    curves: dict[str, dict[str, Curve]] = field(default_factory=dict)
     """The curves of the diagrams (``ReportOptions.diagrams``): diagram -> method -> curve."""
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from calibration_toolbox._atomic import Batch
 from calibration_toolbox.cli._document import Report
 from calibration_toolbox.cli._parser import UsageError
-from calibration_toolbox.plot import ReliabilityDiagram, _pyplot
+from calibration_toolbox.plot import _CURVE_DISPLAYS, ReliabilityDiagram, _draw_curve, _pyplot
 from calibration_toolbox.recalibration import Recalibrator
 
 __all__ = ["write_html", "write_model", "write_npz", "write_plot"]
@@ -36,7 +36,8 @@ def write_plot(outputs: Batch, path: str, report: Report) -> None:
 
     On the left, the binned reliability diagrams of every method overlaid (with their bin
     counts); to the right, one column per diagram of a measure's own curve
-    (``report.curves``: CORP, smooth), one panel per method.
+    (``report.curves``: CORP, smooth, risk-coverage), one panel per method, or one for all
+    where the display overlays models (the risk-coverage curves).
     """
     plt = _pyplot()
     n_methods = len(report.tables)
@@ -50,9 +51,11 @@ def write_plot(outputs: Batch, path: str, report: Report) -> None:
     for name, table in report.tables.items():
         ReliabilityDiagram.from_table(table, ax=ax, counts_ax=counts_ax, label=name)
     for column, curves in zip(drawn, report.curves.values(), strict=True):
-        panels = np.atleast_1d(column.subplots(n_methods, 1, squeeze=False)).ravel()
+        _, overlaid = _CURVE_DISPLAYS[type(next(iter(curves.values())))]
+        panels = np.atleast_1d(column.subplots(1 if overlaid else n_methods, 1, squeeze=False))
+        panels = np.repeat(panels.ravel(), n_methods) if overlaid else panels.ravel()
         for panel, (name, curve) in zip(panels, curves.items(), strict=False):
-            ReliabilityDiagram.from_curve(curve, ax=panel, label=name)
+            _draw_curve(curve, ax=panel, label=name)
     figure.suptitle(report.document["file"], fontsize="small")
     try:
         with outputs.open(path) as handle:

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 
 from calibration_toolbox import _registry as registry
 
-__all__ = ["DEFAULT_METRICS", "DIAGRAMS", "METRICS", "Metric", "parse_metrics"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "DIAGRAMS",
+    "METRICS",
+    "RESAMPLED_DIAGRAMS",
+    "Metric",
+    "parse_metrics",
+]
 
 
 @dataclass(frozen=True)
@@ -77,8 +84,15 @@ TERMS: dict[str, dict[str, str]] = {
 
 #: The diagram of a measure's own curve, by its command-line name: the ``strategy`` of
 #: ``ReliabilityDiagram.from_predictions`` that draws the curve the measure summarises (the
-#: CORP terms: the PAV fit and its band; SmoothECE: the smoothed curve it integrates).
-DIAGRAMS: dict[str, str] = {"CORP": "corp", "SmoothECE": "smooth"}
+#: CORP terms: the PAV fit and its band; SmoothECE: the smoothed curve it integrates; the
+#: selective measures: the risk-coverage curve).
+DIAGRAMS: dict[str, str] = {
+    "CORP": "corp",
+    "SmoothECE": "smooth",
+    **dict.fromkeys(("AURC", "EAURC", "AUGRC", "ConfAUROC"), "risk_coverage"),
+}
+#: The diagrams whose bands are resampled (seeded by ``--seed``).
+RESAMPLED_DIAGRAMS = ("corp", "smooth")
 
 
 def _term(function: Callable[..., object], field: str) -> Callable[..., float]:

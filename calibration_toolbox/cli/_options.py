@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from calibration_toolbox.cli._methods import METHODS, Method, parse_methods
-from calibration_toolbox.cli._metrics import Metric, parse_metrics
+from calibration_toolbox.cli._metrics import RESAMPLED_DIAGRAMS, Metric, parse_metrics
 from calibration_toolbox.cli._parser import UsageError
 
 __all__ = [
@@ -321,7 +321,8 @@ def _metrics(args: argparse.Namespace) -> tuple[Metric, ...]:
 def _check_seed(args: argparse.Namespace, fit: FitOptions, diagrams: tuple[str, ...]) -> None:
     """``--seed`` only where something is drawn at random: the split, the bootstrap, a band."""
     split = fit.methods and not fit.apart and args.path is not None
-    if args.seed is not None and not (split or args.ci or diagrams):
+    resampled = any(diagram in RESAMPLED_DIAGRAMS for diagram in diagrams)
+    if args.seed is not None and not (split or args.ci or resampled):
         raise UsageError(
             "--seed seeds --split, --ci and the bands of the CORP and smooth diagrams; it "
             "means nothing without them."

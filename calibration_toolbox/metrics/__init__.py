@@ -32,6 +32,16 @@ from calibration_toolbox.metrics.gce import (
 )
 from calibration_toolbox.metrics.kernel import MMCE, SKCE
 from calibration_toolbox.metrics.scoring import brier_score, negative_log_likelihood
+from calibration_toolbox.metrics.selective import (
+    AUGRC,
+    AURC,
+    EAURC,
+    RiskCoverageCurve,
+    confidence_auroc,
+    coverage_at_risk,
+    risk_at_coverage,
+    risk_coverage_curve,
+)
 from calibration_toolbox.metrics.smooth import (
     SmoothECE,
     SmoothReliabilityCurve,
@@ -41,9 +51,12 @@ from calibration_toolbox.scores import Scores
 
 __all__ = [
     "ACE",
+    "AUGRC",
+    "AURC",
     "CWCE",
     "E50",
     "E90",
+    "EAURC",
     "ECE",
     "GCE",
     "ICI",
@@ -65,6 +78,7 @@ __all__ = [
     "ECESweepResult",
     "HosmerLemeshowResult",
     "KuiperCE",
+    "RiskCoverageCurve",
     "Scores",
     "SmoothECE",
     "SmoothReliabilityCurve",
@@ -74,9 +88,13 @@ __all__ = [
     "brier_score",
     "calibration_slope_intercept",
     "calibration_table",
+    "confidence_auroc",
     "corp_decomposition",
+    "coverage_at_risk",
     "expected_calibration_error",
     "hosmer_lemeshow",
     "negative_log_likelihood",
+    "risk_at_coverage",
+    "risk_coverage_curve",
     "smooth_reliability_curve",
 ]

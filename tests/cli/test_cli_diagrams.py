@@ -46,7 +46,11 @@ def _pages(monkeypatch) -> list[dict]:
 
 
 def test_each_measure_with_a_curve_names_its_diagram():
-    assert DIAGRAMS == {"CORP": "corp", "SmoothECE": "smooth"}
+    assert DIAGRAMS == {
+        "CORP": "corp",
+        "SmoothECE": "smooth",
+        **dict.fromkeys(["AURC", "EAURC", "AUGRC", "ConfAUROC"], "risk_coverage"),
+    }
     metrics = parse_metrics("ECE,CORP,SmoothECE,KSCE")
     assert {metric.name: metric.diagram for metric in metrics} == {
         "ECE": None,

@@ -20,7 +20,11 @@ from calibration_toolbox.cli import main
 from calibration_toolbox.plot import ConfidenceHistogram, ReliabilityDiagram
 
 BINNED = [row for row in _registry.ROWS.values() if row.binned]
-REQUIRED = {"ToprCE": {"r": 2}}
+REQUIRED = {
+    "ToprCE": {"r": 2},
+    "coverage_at_risk": {"risk": 0.3},
+    "risk_at_coverage": {"coverage": 0.5},
+}
 
 
 def _problem(n=300, k=4, seed=5):
