@@ -689,9 +689,11 @@ class ReliabilityDiagram(_Display):
             self._draw_panel(panel, k) for panel, k in zip(axes, self.classes_, strict=True)
         ]
         _label_panels(axes, n_columns, self.table_)
+        kind, unit = ("Per-label", "macro") if self.table_.multilabel else ("Class-wise", "")
+        noun = "labels" if self.table_.multilabel else "classes"
         figure.suptitle(
-            f"Class-wise reliability ({_bins_text(self.table_)}); "
-            f"class-wise ECE over all {self.table_.n_classes} classes = "
+            f"{kind} reliability ({_bins_text(self.table_)}); "
+            f"{unit or 'class-wise'} ECE over all {self.table_.n_classes} {noun} = "
             f"{self.table_.calibration_error(1):.4f}"
         )
         self.figure_, self.ax_, self.counts_ax_ = figure, np.asarray(axes), None
@@ -701,7 +703,8 @@ class ReliabilityDiagram(_Display):
         group = _group(self.table_, int(k))
         _draw_diagonal(panel)
         line = _draw_reliability(panel, group, self.label)["line"]
-        panel.set_title(f"class {k}: ECE {group.calibration_error(1):.3f}", fontsize="small")
+        noun = "label" if self.table_.multilabel else "class"
+        panel.set_title(f"{noun} {k}: ECE {group.calibration_error(1):.3f}", fontsize="small")
         return line
 
 
