@@ -175,6 +175,8 @@ def _axis_words(table: CalibrationTable) -> tuple[str, str]:
     A class-wise panel is not top-label: its x is the mean predicted P(y = k) in a bin and
     its y the share of those rows whose label is k; scores are read against their target.
     """
+    if table.multilabel:
+        return "mean P(label k)", "share with label k"
     if table.class_conditional:
         return "mean P(y = k)", "share with label k"
     if table.scores:
@@ -689,13 +691,15 @@ class ReliabilityDiagram(_Display):
             self._draw_panel(panel, k) for panel, k in zip(axes, self.classes_, strict=True)
         ]
         _label_panels(axes, n_columns, self.table_)
-        kind, unit = ("Per-label", "macro") if self.table_.multilabel else ("Class-wise", "")
-        noun = "labels" if self.table_.multilabel else "classes"
-        figure.suptitle(
-            f"{kind} reliability ({_bins_text(self.table_)}); "
-            f"{unit or 'class-wise'} ECE over all {self.table_.n_classes} {noun} = "
-            f"{self.table_.calibration_error(1):.4f}"
-        )
+        error = self.table_.calibration_error(1)
+        if self.table_.multilabel:
+            title = f"Per-label reliability; macro ECE = {error:.4f}"
+        else:
+            title = (
+                f"Class-wise reliability ({_bins_text(self.table_)}); "
+                f"class-wise ECE over all {self.table_.n_classes} classes = {error:.4f}"
+            )
+        figure.suptitle(title)
         self.figure_, self.ax_, self.counts_ax_ = figure, np.asarray(axes), None
         return self
 

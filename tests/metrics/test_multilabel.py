@@ -451,6 +451,21 @@ def test_the_per_label_grid_draws_one_panel_per_label(tmp_path):
     display = ReliabilityDiagram.from_table(table)
     assert display.ax_.size == 4
     assert display.ax_[0].get_title().startswith("label 0: ECE")
-    assert "macro ECE over all 4 labels" in display.figure_.texts[0].get_text()
+    macro = multilabel_calibration_error(prob**1.5, labels, bins=10)
+    assert display.figure_.texts[0].get_text() == f"Per-label reliability; macro ECE = {macro:.4f}"
+    assert display.ax_[0].get_xlabel() == ""  # the lower row carries the axis words
+    assert display.ax_[2].get_xlabel() == "mean P(label k)"
     display.figure_.savefig(tmp_path / "per_label.png")
     plt.close(display.figure_)
+
+
+def test_bootstrap_resamples_rows_as_weights():
+    from calibration_toolbox import stats
+
+    prob, labels, _ = _problem(n=120, k=3, seed=15)
+    result = stats.bootstrap(
+        multilabel_calibration_error, prob, labels, n_resamples=20, random_state=0
+    )
+    assert result.estimate == multilabel_calibration_error(prob, labels)
+    distribution = result.bootstrap_distribution
+    assert distribution.shape == (20,) and np.all(distribution > 0) and np.ptp(distribution) > 0
