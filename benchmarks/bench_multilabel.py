@@ -39,7 +39,7 @@ def real(folder: Path) -> tuple[str, np.ndarray, np.ndarray] | None:
     if not files:
         return None
     with np.load(files[-1]) as data:
-        prob, classes = data["prob"], data["labels"]
+        prob, classes = data["predictions"], data["ground_truth"]
     labels = np.zeros(prob.shape, dtype=bool)
     labels[np.arange(len(classes)), classes] = True
     return files[-1].stem, 0.9 * prob, labels
