@@ -11,6 +11,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import expit, softmax
 
 import calibration_toolbox as ct
+from calibration_toolbox import _validation as iv
 from calibration_toolbox import (
     multilabel_brier_score,
     multilabel_calibration_error,
@@ -357,6 +358,12 @@ def test_multiclass_measures_refuse_a_label_matrix_and_name_the_reading():
         (np.full((3, 2), 1.5), np.zeros((3, 2)), ValueError, r"probabilities in \[0, 1\]"),
         (np.full((3, 2), np.nan), np.zeros((3, 2)), ValueError, "NaN"),
         (ct.Scores([0.2, 0.3]), [0, 1], TypeError, "Scores"),
+        (
+            iv.check_predictions(np.full((3, 2), 0.5), [0, 1, 1]),
+            None,
+            TypeError,
+            "`prob` must be an \\(N, K\\) array of per-label probabilities.*got Predictions",
+        ),
     ],
 )
 def test_bad_input_names_the_argument(prob, labels, error, message):
