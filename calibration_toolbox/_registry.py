@@ -40,6 +40,7 @@ __all__ = [
     "equal_mass",
     "gce_settings",
     "metric",
+    "multilabel",
     "not_streamed",
     "on_dask",
     "public",
@@ -87,6 +88,9 @@ class MetricSpec:
         ``class_conditional=False, top_k_classes=1`` only).
     class_wise : bool
         Whether it needs one column per class, an (N, K) matrix.
+    multilabel : bool
+        Whether its labels are an (N, K) 0/1 matrix of independent labels (one sigmoid per
+        column of ``prob``) rather than (N,) class labels.
     stream : Stream or None
         How the accumulator gives it; None if it does not.
     not_streamed : str or None
@@ -120,6 +124,7 @@ class MetricSpec:
     binned: bool = False
     scores: bool = False
     class_wise: bool = False
+    multilabel: bool = False
     stream: Stream | None = None
     not_streamed: str | None = None
     dask: bool = False
@@ -140,6 +145,10 @@ class MetricSpec:
 # The decorated function's own type, kept by `metric` (this leaf imports no _typing).
 _Metric = TypeVar("_Metric", bound=Callable[..., object])
 
+_MULTILABEL = (
+    "its labels are an (N, K) 0/1 matrix, which the accumulator does not take; "
+    "multilabel_calibration_table's tables of the batches add up (+)"
+)
 _EQUAL_MASS = "its equal-mass edges depend on all the rows"
 _SORTED = "it walks the scores sorted over all the rows"
 _PAIRS = "its kernel couples every pair of rows"
@@ -334,6 +343,17 @@ _TABLE: list[MetricSpec] = [
         command_line="NLL",
         from_logits=True,
     ),
+    # Independent labels, an (N, K) 0/1 matrix: the binary measures of each label, averaged.
+    _binned("multilabel_calibration_error", {}, multilabel=True, not_streamed=_MULTILABEL),
+    _binned(
+        "multilabel_calibration_table",
+        {},
+        multilabel=True,
+        not_streamed=_MULTILABEL,
+        bootstrap=None,
+    ),
+    MetricSpec("multilabel_brier_score", multilabel=True, not_streamed=_MULTILABEL),
+    MetricSpec("multilabel_log_loss", multilabel=True, not_streamed=_MULTILABEL, from_logits=True),
 ]
 
 _ROWS: dict[str, MetricSpec] = {row.name: row for row in _TABLE}
@@ -397,6 +417,11 @@ def accepting_scores() -> list[MetricSpec]:
 def class_wise() -> list[MetricSpec]:
     """The public metrics that need one column per class."""
     return [row for row in public() if row.class_wise]
+
+
+def multilabel() -> list[MetricSpec]:
+    """The public metrics of multi-label targets (an (N, K) 0/1 label matrix)."""
+    return [row for row in public() if row.multilabel]
 
 
 def on_dask() -> list[MetricSpec]:

@@ -49,6 +49,7 @@ from calibration_toolbox.scores import PredictionsLike, Scores
 __all__ = [
     "NO_ROW_COUNT",
     "CheckedInput",
+    "MultiLabel",
     "NotFittedError",
     "Pairs",
     "PendingPredictions",
@@ -64,6 +65,7 @@ __all__ = [
     "check_labels",
     "check_logits",
     "check_logits_flag",
+    "check_multilabel",
     "check_norm",
     "check_predicted_logits",
     "check_predictions",
@@ -833,6 +835,115 @@ def accepts_classes(metric: Function) -> Function:
     return cast(Function, with_classes)  # the signature of `metric`, `classes` in it
 
 
+class MultiLabel(NamedTuple):
+    """Checked multi-label predictions: (N, K) probabilities, 0/1 targets and the logits."""
+
+    prob: NDArray
+    """float32 or float64 probabilities, one independent probability per (row, label)."""
+    targets: NDArray
+    """The 0/1 label matrix as ``uint8``, of the shape of ``prob``."""
+    log_odds: NDArray | None
+    """The logits as given (``logits=True``), else None."""
+
+
+_MULTILABEL_NAMES = "multilabel_calibration_error, multilabel_brier_score, multilabel_log_loss"
+
+
+def check_multilabel(prob: ArrayLike, labels: ArrayLike, *, logits: object) -> MultiLabel:
+    """Validate multi-label predictions: ``prob`` (N, K) in [0, 1] (or logits), ``labels`` 0/1.
+
+    ``labels`` must be an (N, K) matrix of 0/1 (bool, integers or whole floats), one column
+    per label of ``prob``; (N,) class labels are refused (they belong to the multiclass
+    measures), and so is the one reading that cannot be told from a multiclass call: every
+    row of ``labels`` holds exactly one 1 and every row of ``prob`` (probabilities) sums to
+    1, i.e. one-hot labels beside a softmax.  With ``logits=True``, ``prob`` holds one
+    logit per label and the probabilities are their sigmoids (never a softmax).
+    """
+    logits = check_flag(logits, "logits")
+    if isinstance(prob, (Scores, Predictions, Pairs, PendingPredictions)):
+        raise InputTypeError(
+            "{prob} must be an (N, K) array of per-label probabilities for a multi-label "
+            "measure; got {value}. Scores (one score per row against a 0/1 target) is a "
+            "one-label task: pass its values as a single column, np.reshape(s, (-1, 1)).",
+            argument="prob",
+            value=type(prob).__name__,
+        )
+    array = as_real_array(prob, "prob")
+    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
+        raise InputError(
+            "{prob} must be a non-empty 2-D array of shape (n_samples, n_labels) for a "
+            "multi-label measure; got shape {shape}. One label: pass a single column, "
+            "np.reshape(p, (-1, 1)).",
+            argument="prob",
+            shape=array.shape,
+        )
+    if array.dtype not in _WORKING_TYPES:
+        array = array.astype(np.float32 if array.dtype == np.float16 else np.float64)
+    targets = _multilabel_targets(labels, array.shape)
+    if logits:
+        # one logit per label: warned about when every value lies in [0, 1], as 1-D logits
+        log_odds = _predicted_logits(array.reshape(-1), "prob").reshape(array.shape)
+        return MultiLabel(expit(log_odds), targets, log_odds)
+    _check_range(array, "prob")
+    _refuse_one_hot_softmax(array, targets)
+    return MultiLabel(array, targets, None)
+
+
+def _multilabel_targets(labels: ArrayLike, shape: tuple[int, int]) -> NDArray:
+    """The (N, K) 0/1 label matrix as ``uint8``; (N,) class labels refused."""
+    array = as_real_array(labels, "labels")
+    if array.ndim == 1 and shape[1] > 1:
+        raise InputError(
+            "{labels} must be an (N, K) 0/1 label matrix for a multi-label measure, one "
+            "column per label of {prob}; got shape {shape}, one class per row. Class labels "
+            "go to the multiclass measures (ECE, SCE, brier_score, negative_log_likelihood), "
+            "whose {prob} is a softmax.",
+            argument="labels",
+            shape=array.shape,
+        )
+    if array.shape != shape:
+        raise InputError(
+            "{labels} must have the shape of {prob}, {expected}; got {shape}.",
+            argument="labels",
+            expected=shape,
+            shape=array.shape,
+        )
+    if array.dtype == bool:
+        return array.view(np.uint8)
+    if not ((array == 0) | (array == 1)).all():
+        raise InputError(
+            "{labels} must hold only 0 and 1 (label absent or present); got {value!r}.",
+            argument="labels",
+            value=array[(array != 0) & (array != 1)][0].item(),
+        )
+    return array.astype(np.uint8)
+
+
+def _refuse_one_hot_softmax(prob: NDArray, targets: NDArray) -> None:
+    """Refuse one-hot label rows beside probability rows that sum to 1: a multiclass call.
+
+    The count of ones decides first (``N`` ones are needed for one per row), so a real
+    multi-label matrix costs one count.
+    """
+    n_samples, n_labels = targets.shape
+    if n_labels < 2 or np.count_nonzero(targets) != n_samples:
+        return
+    if not (np.count_nonzero(targets, axis=1) == 1).all():
+        return
+    if not _all_rows_are_probabilities(prob, ROW_SUM_TOLERANCE[prob.dtype]):
+        return
+    raise InputError(
+        "{labels:holds} exactly one 1 per row and every row of {prob} sums to 1: one-hot "
+        "labels beside a softmax, a multiclass task, not {n_labels} independent labels. "
+        "For the multiclass measures pass the class indices, labels.argmax(axis=1), to "
+        "ECE, SCE (the class-wise error: the multi-label macro ECE of these rows), "
+        "brier_score or negative_log_likelihood; a multi-label model gives one sigmoid per "
+        "label, whose rows do not sum to 1.",
+        argument="labels",
+        n_labels=n_labels,
+    )
+
+
 def top_label_pairs(
     prob, labels, logits, sample_weight, renormalize, *, scale_free: bool, weightless=False
 ) -> tuple[NDArray, NDArray, NDArray | None]:
@@ -919,12 +1030,25 @@ def check_labels(
 
 
 def _one_hot_hint(array: NDArray, name: str) -> str:
-    """Advice for one-hot labels (one 1 per row, zeros elsewhere), else nothing."""
+    """Advice for a 0/1 label matrix: one-hot labels (one 1 per row), or multi-label ones.
+
+    A multiclass measure reads (N,) class indices: a one-hot matrix is refused with the
+    argmax to pass, or with the multi-label measures, since one 1 per row can be either; a
+    0/1 matrix with another count of ones per row is a multi-label target.
+    """
     if array.ndim != 2 or array.size == 0 or array.dtype.kind not in "biuf":
         return ""
-    if not (((array == 0) | (array == 1)).all() and (array.sum(axis=1) == 1).all()):
+    if not ((array == 0) | (array == 1)).all():
         return ""
-    return f" One-hot labels: pass {name}.argmax(axis=1), the index of each row's 1."
+    if (array.sum(axis=1) == 1).all():
+        return (
+            f" One-hot labels of a multiclass task: pass {name}.argmax(axis=1), the index "
+            f"of each row's 1; independent labels (one sigmoid each): {_MULTILABEL_NAMES}."
+        )
+    return (
+        " A 0/1 matrix with other than one 1 per row is a multi-label target (independent "
+        f"labels, one sigmoid each): use {_MULTILABEL_NAMES}."
+    )
 
 
 def _label_indices(

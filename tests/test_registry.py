@@ -44,7 +44,17 @@ def _problem(n=300, k=4, seed=3):
     return prob, labels
 
 
+def _multilabel_problem(n, k, seed=3):
+    """Independent per-label probabilities and a 0/1 label matrix of the same size."""
+    rng = np.random.default_rng(seed)
+    prob = rng.uniform(size=(n, k))
+    return prob, (rng.uniform(size=(n, k)) < prob).astype(int)
+
+
 def _call(row, prob, labels, **options):
+    if row.multilabel and np.ndim(labels) == 1 and not isinstance(prob, ct.Scores):
+        # a multi-label row reads an (N, K) 0/1 matrix: the same problem's size, as such
+        prob, labels = _multilabel_problem(*np.shape(prob))
     return row.function(prob, labels, **{**row.options, **REQUIRED.get(row.name, {}), **options})
 
 

@@ -31,6 +31,12 @@ from calibration_toolbox.metrics.gce import (
     expected_calibration_error,
 )
 from calibration_toolbox.metrics.kernel import MMCE, SKCE
+from calibration_toolbox.metrics.multilabel import (
+    multilabel_brier_score,
+    multilabel_calibration_error,
+    multilabel_calibration_table,
+    multilabel_log_loss,
+)
 from calibration_toolbox.metrics.scoring import brier_score, negative_log_likelihood
 from calibration_toolbox.metrics.selective import (
     AUGRC,
@@ -93,6 +99,10 @@ __all__ = [
     "coverage_at_risk",
     "expected_calibration_error",
     "hosmer_lemeshow",
+    "multilabel_brier_score",
+    "multilabel_calibration_error",
+    "multilabel_calibration_table",
+    "multilabel_log_loss",
     "negative_log_likelihood",
     "risk_at_coverage",
     "risk_coverage_curve",

@@ -82,6 +82,10 @@ class CalibrationTable:
     scores : bool, default False
         Whether the table bins :class:`~calibration_toolbox.Scores` (one score per row
         against a 0/1 target) rather than the entries of a probability matrix.
+    multilabel : bool, default False
+        Whether the groups are the K independent labels of a multi-label task
+        (:func:`~calibration_toolbox.multilabel_calibration_table`: column k against the
+        0/1 column k of the label matrix) rather than the classes of a softmax.
 
     Notes
     -----
@@ -120,6 +124,7 @@ class CalibrationTable:
     top_k_classes: int | None = 1
     thresholding: float = 0.0
     scores: bool = False
+    multilabel: bool = False
 
     def __add__(self, other: object) -> CalibrationTable:
         """The table of both batches: the sums added, after checking the tables match."""
@@ -262,7 +267,14 @@ def _check_addable(first: CalibrationTable, second: CalibrationTable) -> None:
     check_same_options(
         first,
         second,
-        ("n_classes", "class_conditional", "top_k_classes", "thresholding", "scores"),
+        (
+            "n_classes",
+            "class_conditional",
+            "top_k_classes",
+            "thresholding",
+            "scores",
+            "multilabel",
+        ),
         "CalibrationTables add",
     )
     if first.edges.shape != second.edges.shape or not np.array_equal(first.edges, second.edges):
