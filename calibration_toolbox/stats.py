@@ -23,8 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats as scipy_stats
-from scipy.special import ndtr, ndtri
+from scipy.special import ndtr, ndtri, stdtr, stdtrit
 
 from calibration_toolbox import _registry as registry
 from calibration_toolbox import _validation as iv
@@ -951,7 +950,7 @@ def _t_test(mean: float, error: float, df: int) -> tuple[float, float]:
     """Student's t and its two-sided p-value; differences all equal have no spread."""
     if error > 0:
         statistic = mean / error
-        return statistic, float(2 * scipy_stats.t.sf(abs(statistic), df))
+        return statistic, float(2 * stdtr(df, -abs(statistic)))
     if mean == 0:  # every difference 0: no evidence of any difference
         return 0.0, 1.0
     return float(np.copysign(np.inf, mean)), 0.0
@@ -961,7 +960,11 @@ def _wilcoxon_test(differences: NDArray) -> tuple[float, float]:
     """SciPy's signed-rank test (its defaults: zeros dropped, exact or normal p-value)."""
     if not np.any(differences):  # every difference 0: nothing to rank
         return 0.0, 1.0
-    result = scipy_stats.wilcoxon(differences)
+    # Imported here: scipy.stats costs the command line 0.7 s and 22 MB at start-up (see
+    # tests/cli/test_cli.py), and only this test needs it.
+    from scipy.stats import wilcoxon
+
+    result = wilcoxon(differences)
     return float(result.statistic), float(result.pvalue)
 
 
@@ -1014,7 +1017,8 @@ def paired_score_test(
               p = 2\, P(T_{n-1} \ge |t|),
 
     computed as ``scipy.stats.ttest_rel(score_a, score_b)`` computes it (the tests check
-    it to 1e-12), with the t distribution of ``scipy.stats.t``.  ``test='wilcoxon'`` runs
+    it to 1e-12), with the t distribution of ``scipy.special.stdtr`` and ``stdtrit`` (the
+    functions ``scipy.stats.t`` evaluates).  ``test='wilcoxon'`` runs
     ``scipy.stats.wilcoxon`` on the differences instead (its defaults: zero differences
     dropped, an exact p-value for fewer than 50 rows without ties or zeros, the normal
     approximation otherwise): a test of the median difference, robust to a few rows of
@@ -1119,7 +1123,7 @@ def paired_score_test(
         statistic, pvalue = _t_test(mean, error, df)
     else:
         statistic, pvalue = _wilcoxon_test(differences)
-    half = float(scipy_stats.t.ppf(0.5 + confidence_level / 2, df)) * error
+    half = float(stdtrit(df, 0.5 + confidence_level / 2)) * error
     return PairedScoreTestResult(
         statistic,
         pvalue,
