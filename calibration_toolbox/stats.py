@@ -631,9 +631,15 @@ class PairedBootstrapResult:
     n_resamples: int
 
 
-def _check_same_rows(prob_a: PredictionsLike, prob_b: PredictionsLike) -> int:
-    """The rows of both models, refused unless they have as many (the same rows)."""
-    n_a, n_b = _n_rows(prob_a), _n_rows(prob_b)
+def _check_same_rows(prob_a: PredictionsLike, prob_b: PredictionsLike) -> None:
+    """Refuse two models of different numbers of rows (not the same rows), before any check.
+
+    Inputs of no row count (a scalar, ragged lists) are left to the metric's own checks.
+    """
+    try:
+        n_a, n_b = _n_rows(prob_a), _n_rows(prob_b)
+    except (IndexError, TypeError, ValueError):
+        return
     if n_a != n_b:
         raise InputError(
             "{prob_b} must hold the predictions of the rows of {prob_a} (one row each, the "
@@ -642,7 +648,6 @@ def _check_same_rows(prob_a: PredictionsLike, prob_b: PredictionsLike) -> int:
             n_a=n_a,
             n_b=n_b,
         )
-    return n_a
 
 
 def _model_evaluator(model: str, metric, prob, labels, sample_weight, metric_options):
@@ -834,7 +839,7 @@ def paired_bootstrap(
     confidence_level = check_confidence(confidence_level, "confidence_level")
     method = _check_method(method)
     rng = iv.check_random_state(random_state)
-    n_rows = _check_same_rows(prob_a, prob_b)
+    _check_same_rows(prob_a, prob_b)
     labels = _class_indices(labels, metric_options)
     estimate_a, evaluator_a = _model_evaluator(
         "prob_a", metric, prob_a, labels, sample_weight, metric_options
@@ -842,7 +847,9 @@ def paired_bootstrap(
     estimate_b, evaluator_b = _model_evaluator(
         "prob_b", metric, prob_b, labels, sample_weight, metric_options
     )
+    # Both models' rows were checked against the labels: as many rows each.
     evaluators, weights = (evaluator_a, evaluator_b), evaluator_a.weights
+    n_rows = evaluator_a.n_rows
     draws = _draws(rng, n_rows, n_resamples)
     values_a, values_b = _shared_resamples(evaluators, draws, n_rows, weights)
     difference, distribution = estimate_a - estimate_b, _read_only(values_a - values_b)
@@ -1103,12 +1110,12 @@ def paired_score_test(
     test = iv.choice(*_PAIRED_TESTS)(test, "test")
     confidence_level = check_confidence(confidence_level, "confidence_level")
     eps = iv.check_fraction(eps, "eps")
-    n_rows = _check_same_rows(prob_a, prob_b)
+    _check_same_rows(prob_a, prob_b)
     if classes is not None:
         labels = iv.check_class_names(labels, classes)
     options = {"logits": logits, "renormalize": renormalize, "eps": eps}
     losses_a, losses_b = _score_differences(prob_a, prob_b, labels, score, options)
-    weights = iv.check_sample_weight(sample_weight, n_rows, scale_free=True)
+    weights = iv.check_sample_weight(sample_weight, len(losses_a), scale_free=True)
     if weights is not None and test == "wilcoxon":
         raise InputError(
             "{sample_weight} cannot weight the signed-rank test (ranks of weighted rows are "

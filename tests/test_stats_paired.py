@@ -256,6 +256,8 @@ def test_paired_bootstrap_names_the_model_at_fault():
         paired_bootstrap(ECE, good, good, [0, 1, 5])
     with pytest.raises(TypeError, match="`metric` must be a callable"):
         paired_bootstrap("ECE", good, good, [0, 1, 1])
+    with pytest.raises(ValueError, match=r"^`prob_a`: `prob` must be a 2-D array"):
+        paired_bootstrap(ECE, 5, 5, [0])  # no row count: the metric's own check
 
 
 # -- the paired score test -------------------------------------------------------------------
@@ -423,6 +425,8 @@ def test_paired_score_test_names_the_model_and_leaves_inputs_alone(rng):
         paired_score_test([0.2, 0.4, 0.9], [0.2, 0.4], [0, 1, 1])
     with pytest.raises(ValueError, match=r"^`prob_b`: `prob`"):
         paired_score_test([0.2, 0.4, 0.9], [0.2, 1.4, 0.9], [0, 1, 1])
+    with pytest.raises(ValueError, match=r"^`prob_a`: `prob` must be a 2-D array"):
+        paired_score_test(5, [[0.5, 0.5]], [0])
     prob_a, prob_b, labels = two_models(rng, 30)
     copies = [array.copy() for array in (prob_a, prob_b, labels)]
     names = np.array(["a", "b", "c", "d"])
