@@ -203,8 +203,7 @@ def render_comparison(
     """
     if not isinstance(comparison, Mapping):
         raise InputTypeError(
-            "{comparison} must be the document of compare --format json (a mapping); "
-            "got {value}.",
+            "{comparison} must be the document of compare --format json (a mapping); got {value}.",
             argument="comparison",
             value=type(comparison).__name__,
         )
