@@ -6,7 +6,9 @@ that a user can attach to a model card: the warnings of the run (the file's, and
 method's by its name), the metric table (one column per method), the parameters of each
 method (its warnings beside them), reliability diagrams and confidence histograms before
 and after each method, the per-class table and class-wise grids when present, and at the
-bottom the exact command and the versions that produced it.
+bottom the exact command and the versions that produced it.  :func:`render_comparison`
+makes the page of ``compare A B``: both models' metrics and differences with their
+intervals, the paired score tests, and both reliability diagrams on one figure.
 
 The page fetches nothing: no script, no web font, no external style sheet; every figure is
 inline SVG drawn by matplotlib's SVG backend with its text as paths, and a
@@ -24,6 +26,7 @@ import contextlib
 import html
 import io
 import math
+import os
 import re
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
@@ -49,7 +52,7 @@ from calibration_toolbox.plot import (
 )
 from calibration_toolbox.stats import CORPReliability
 
-__all__ = ["render_report"]
+__all__ = ["render_comparison", "render_report"]
 
 BASELINE = "uncalibrated"
 """The method every other method's figures are drawn against (when the report has it)."""
@@ -179,6 +182,165 @@ def render_report(
         _footer(report),
     ]
     return _page(f"Calibration report: {name}", body)
+
+
+def render_comparison(
+    comparison: Mapping[str, Any], tables: Mapping[str, CalibrationTable]
+) -> str:
+    """The self-contained HTML page of ``compare A B``: two models on the same rows.
+
+    Parameters
+    ----------
+    comparison : dict
+        The document of ``calibration-toolbox compare --format json``: ``models`` (``A``
+        and ``B``, each with its ``file``), ``n``, ``bins``, ``confidence_level``,
+        ``metrics`` and ``score_tests`` (entries with ``A``, ``B``, ``difference``,
+        ``interval``, ``pvalue`` and ``better``), ``command``, ``versions`` and, when
+        present, ``warnings``.
+    tables : mapping of str to CalibrationTable
+        The pooled top-label table of each model, under ``"A"`` and ``"B"``: both
+        reliability diagrams (and confidence histograms) are drawn on one figure.
+
+    Returns
+    -------
+    str
+        The page, an HTML5 document with inline CSS and inline SVG figures only.
+
+    Raises
+    ------
+    TypeError
+        When ``comparison`` is not a mapping, or a table is not a ``CalibrationTable``.
+    ValueError
+        When a model of the comparison has no table.
+    """
+    if not isinstance(comparison, Mapping):
+        raise InputTypeError(
+            "{comparison} must be the document of compare --format json (a mapping); got {value}.",
+            argument="comparison",
+            value=type(comparison).__name__,
+        )
+    pooled = _check_tables(tables, ["A", "B"], "tables", class_conditional=False)
+    labels = _model_labels(comparison.get("models", {}))
+    series = {labels[name]: pooled[name] for name in ("A", "B")}
+    title = f"Comparison: {labels['A']} against {labels['B']}"
+    figures = _Figures()
+    body = [
+        f"<h1>{_text(title)}</h1>",
+        _comparison_facts(comparison),
+        _comparison_warnings(comparison),
+        _difference_section(comparison),
+        _comparison_figures(list(series), series, figures, comparison.get("input") == "scores"),
+        _footer(comparison),
+    ]
+    return _page(title, body)
+
+
+def _model_labels(models: Mapping[str, Any]) -> dict[str, str]:
+    """``A: name`` and ``B: name``, the files' names (their paths where the names are alike)."""
+    paths = {name: str(models.get(name, {}).get("file", name)) for name in ("A", "B")}
+    names = {name: os.path.basename(path) or path for name, path in paths.items()}
+    shown = paths if names["A"] == names["B"] else names
+    return {name: f"{name}: {shown[name]}" for name in ("A", "B")}
+
+
+def _comparison_facts(comparison: Mapping[str, Any]) -> str:
+    models = comparison.get("models", {})
+    facts = [
+        ("model A", models.get("A", {}).get("file")),
+        ("model B", models.get("B", {}).get("file")),
+        *(
+            (f"{title} of {name}", models.get(name, {}).get(key))
+            for key, title in _SUMMARY_ROWS
+            for name in ("A", "B")
+        ),
+        ("input", comparison.get("input")),
+        ("classes", comparison.get("n_classes")),
+        ("rows (the same in both)", comparison.get("n")),
+        ("bins", comparison.get("bins")),
+        ("bootstrap resamples", comparison.get("n_resamples")),
+        ("seed", comparison.get("seed")),
+    ]
+    items = "".join(
+        f"<dt>{term}</dt><dd>{_text(value)}</dd>" for term, value in facts if value is not None
+    )
+    return f'<dl class="facts">{items}</dl>'
+
+
+def _comparison_warnings(comparison: Mapping[str, Any]) -> str:
+    warnings = [str(message) for message in comparison.get("warnings") or []]
+    if not warnings:
+        return ""
+    items = "".join(f'<li class="warning">{_text(message)}</li>' for message in warnings)
+    return f'<h2>Warnings</h2><ul class="warnings">{items}</ul>'
+
+
+def _difference_rows(entries: list[Mapping[str, Any]], key: str) -> str:
+    rows = []
+    for entry in entries:
+        interval = entry.get("interval")
+        shown = "" if interval is None else f"[{_text(interval[0])}, {_text(interval[1])}]"
+        better = entry.get("better") or ("" if interval is None else "neither")
+        cells = [entry.get("A"), entry.get("B"), entry.get("difference")]
+        rows.append(
+            f"<tr><th>{_text(entry.get(key))}</th>"
+            + "".join(_cell(value) for value in cells)
+            + f'<td class="num">{shown}</td>'
+            + _cell("" if entry.get("pvalue") is None else float(entry["pvalue"]))
+            + _cell(better)
+            + "</tr>"
+        )
+    return "".join(rows)
+
+
+def _difference_section(comparison: Mapping[str, Any]) -> str:
+    """The metrics and the score tests of both models, their differences and verdicts."""
+    level = f"{100 * float(comparison.get('confidence_level', 0.95)):g} %"
+    head = (
+        "<thead><tr><th>{what}</th><th>A</th><th>B</th><th>A \u2212 B</th>"
+        f"<th>{level} interval</th><th>p</th><th>better</th></tr></thead>"
+    )
+    parts = [
+        "<h2>Metrics</h2>",
+        '<p class="note">Lower is better. The interval is the paired bootstrap interval of '
+        "the difference (both models on the same resampled rows; with --ci), the p-value "
+        "that of the centred bootstrap test of no difference; a model is better when the "
+        "interval excludes 0.</p>",
+        '<div class="scroll"><table>'
+        + head.format(what="metric")
+        + f"<tbody>{_difference_rows(list(comparison.get('metrics', [])), 'metric')}</tbody>"
+        + "</table></div>",
+        "<h2>Paired score tests</h2>",
+        '<p class="note">Student\'s paired t test of the per-row scores (Diebold-Mariano '
+        "with independent rows), two-sided; the interval is that of the mean difference.</p>",
+        '<div class="scroll"><table>'
+        + head.format(what="score")
+        + f"<tbody>{_difference_rows(list(comparison.get('score_tests', [])), 'score')}"
+        + "</tbody></table></div>",
+    ]
+    return "".join(parts)
+
+
+def _comparison_figures(
+    series: list[str], tables: dict[str, CalibrationTable], figures: _Figures, scores: bool
+) -> str:
+    """Both models' reliability diagrams on one figure, and their confidence histograms."""
+    parts = [
+        "<h2>Reliability diagrams and confidence histograms, overlaid</h2>",
+        '<p class="note">Reliability: accuracy against mean confidence in each non-empty '
+        "bin of each model (error bars: Wilson 95 % intervals), the bin counts below on a "
+        "log scale. Histogram: the share of samples per confidence bin."
+        + (_SCORES_NOTE if scores else "")
+        + "</p>",
+    ]
+    described = " and ".join(series)
+    with _drawing():
+        parts.append(
+            '<div class="figures">'
+            + figures.svg(_reliability(series, tables), f"Reliability diagrams of {described}")
+            + figures.svg(_histogram(series, tables), f"Confidence histograms of {described}")
+            + "</div>"
+        )
+    return "".join(parts)
 
 
 # --------------------------------------------------------------------------- checks

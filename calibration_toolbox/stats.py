@@ -4,6 +4,10 @@
   as multinomial row weights passed to the metric's own ``sample_weight``; for the
   equal-width binned metrics the rows are validated and binned once and each resample is
   one ``bincount``.
+* :func:`paired_bootstrap` -- the interval and p-value of the difference of a metric
+  between two models on the same rows, both evaluated on each resample's same rows.
+* :func:`paired_score_test` -- the paired t (Diebold-Mariano) or Wilcoxon test of two
+  models' per-row Brier or log scores.
 * :func:`consistency_test` -- the p-value of "the model is calibrated" by redrawing the
   labels from the predicted distributions (consistency resampling).
 * :func:`bin_intervals`, :func:`consistency_bands` -- per-bin intervals of a
@@ -19,13 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import ndtr, ndtri
+from scipy.special import ndtr, ndtri, stdtr, stdtrit
 
 from calibration_toolbox import _registry as registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._arrays import is_dask_input
 from calibration_toolbox._docstrings import with_fragments
-from calibration_toolbox._errors import InputError, InputTypeError
+from calibration_toolbox._errors import InputError, InputTypeError, Name
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.metrics._engine import (
     EntryCells,
@@ -48,6 +52,7 @@ from calibration_toolbox.metrics.corp import (
     with_reference,
 )
 from calibration_toolbox.metrics.cumulative import walk_extremes
+from calibration_toolbox.metrics.scoring import row_losses
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = [
@@ -56,6 +61,8 @@ __all__ = [
     "CalibrationTestResult",
     "ConfidenceInterval",
     "ConsistencyTestResult",
+    "PairedBootstrapResult",
+    "PairedScoreTestResult",
     "bin_intervals",
     "bootstrap",
     "consistency_bands",
@@ -64,6 +71,8 @@ __all__ = [
     "corp_test",
     "ks_test",
     "kuiper_test",
+    "paired_bootstrap",
+    "paired_score_test",
     "spiegelhalter_test",
 ]
 
@@ -184,6 +193,12 @@ def _draws(rng: np.random.Generator, n_rows: int, n_resamples: int) -> Iterator[
         yield rng.integers(0, n_rows, n_rows)
 
 
+def _weights_of(draws: NDArray, n_rows: int, weights: NDArray | None) -> NDArray:
+    """The row weights of a resample: each row's count among ``draws`` times its weight."""
+    counts = np.bincount(draws, minlength=n_rows).astype(np.float64)
+    return counts if weights is None else counts * weights
+
+
 class _MetricCalls:
     """The metric called once per row weighting (any metric that takes ``sample_weight``)."""
 
@@ -193,12 +208,8 @@ class _MetricCalls:
         self.weights = weights
         self.weightless = 0  # weightings of total weight 0 so far: NaN for want of rows
 
-    def _weights_of(self, draws: NDArray) -> NDArray:
-        counts = np.bincount(draws, minlength=self.n_rows).astype(np.float64)
-        return counts if self.weights is None else counts * self.weights
-
     def from_draws(self, draws: Iterable[NDArray]) -> NDArray:
-        return self.from_weights(self._weights_of(rows) for rows in draws)
+        return self.from_weights(_weights_of(rows, self.n_rows, self.weights) for rows in draws)
 
     def from_weights(self, weightings: Iterable[NDArray]) -> NDArray:
         values = []
@@ -255,11 +266,7 @@ class _TableSums:
     def from_draws(self, draws: Iterable[NDArray]) -> NDArray:
         if self.rows_are_entries:
             return self._reduce(self._sums_of_draws(rows) for rows in draws)
-        return self.from_weights(
-            np.bincount(rows, minlength=self.n_rows).astype(np.float64)
-            * (1.0 if self.weights is None else self.weights)
-            for rows in draws
-        )
+        return self.from_weights(_weights_of(rows, self.n_rows, self.weights) for rows in draws)
 
     def from_weights(self, weightings: Iterable[NDArray]) -> NDArray:
         return self._reduce(self._sums_of_weights(weights) for weights in weightings)
@@ -572,6 +579,573 @@ def _no_value(returned_nan: int, weightless: int, n_resamples: int) -> str:
     if returned_nan:
         causes.append(f"the metric returned NaN on {returned_nan} of {n_resamples} resamples")
     return f"{'; '.join(causes)}; the interval is NaN."
+
+
+# -- two models on the same rows --------------------------------------------------------------
+# The draws shared by the two models are held a batch at a time: at most this many drawn row
+# indices (64 MiB of int64), so memory does not grow with the number of resamples.
+_SHARED_DRAW_ELEMENTS = 1 << 23
+# Up to this many rows a tabulated model gathers each drawn row (see _shared_resamples).
+_GATHERED_ROWS = 1 << 15
+
+
+@dataclass(frozen=True)
+class PairedBootstrapResult:
+    """Result of :func:`paired_bootstrap`.
+
+    Attributes
+    ----------
+    estimate_a, estimate_b : float
+        The metric of each model on the data as given (with the user's ``sample_weight``).
+    difference : float
+        ``estimate_a - estimate_b`` (negative: model A has the smaller value).
+    confidence_interval : ConfidenceInterval
+        ``(low, high)`` of the difference at ``confidence_level`` by ``method``.
+    standard_error : float
+        Standard deviation of the bootstrap distribution of the difference (``ddof=1``).
+    pvalue : float
+        Two-sided p-value of "no difference", from the centred distribution (Hall and
+        Wilson 1991): ``(1 + #{|d*_r - d| >= |d|}) / (R + 1)``.
+    bootstrap_distribution : ndarray, shape (n_resamples,)
+        The difference on each resample (read-only).
+    bootstrap_distribution_a, bootstrap_distribution_b : ndarray, shape (n_resamples,)
+        Each model's metric on the same resamples (read-only): their difference is
+        ``bootstrap_distribution``.
+    method : str
+        ``'percentile'``, ``'basic'`` or ``'BCa'``.
+    confidence_level : float
+        The level of the interval.
+    n_resamples : int
+        The number of resamples R.
+    """
+
+    estimate_a: float
+    estimate_b: float
+    difference: float
+    confidence_interval: ConfidenceInterval
+    standard_error: float
+    pvalue: float
+    bootstrap_distribution: NDArray
+    bootstrap_distribution_a: NDArray
+    bootstrap_distribution_b: NDArray
+    method: str
+    confidence_level: float
+    n_resamples: int
+
+
+def _check_same_rows(prob_a: PredictionsLike, prob_b: PredictionsLike) -> None:
+    """Refuse two models of different numbers of rows (not the same rows), before any check.
+
+    Inputs of no row count (a scalar, ragged lists) are left to the metric's own checks.
+    """
+    try:
+        n_a, n_b = _n_rows(prob_a), _n_rows(prob_b)
+    except (IndexError, TypeError, ValueError):
+        return
+    if n_a != n_b:
+        raise InputError(
+            "{prob_b} must hold the predictions of the rows of {prob_a} (one row each, the "
+            "same rows); got {n_b} rows against {n_a}.",
+            argument="prob_b",
+            n_a=n_a,
+            n_b=n_b,
+        )
+
+
+def _model_evaluator(model: str, metric, prob, labels, sample_weight, metric_options):
+    """:func:`_evaluator` of one model, its input errors said to be that model's."""
+    try:
+        return _evaluator(metric, prob, labels, sample_weight, metric_options)
+    except (InputError, InputTypeError) as error:
+        raise error.within("{model}: ", model=Name(model)) from None
+
+
+def _batches(items: Iterable[NDArray], n_rows: int) -> Iterator[list[NDArray]]:
+    """``items`` (draws or weightings of ``n_rows`` each) in lists of bounded memory."""
+    size = max(1, _SHARED_DRAW_ELEMENTS // max(n_rows, 1))
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _paired_values(evaluators, items: Iterable[NDArray], n_rows: int, through: str):
+    """Each evaluator's values under the same draws or weightings, a bounded batch at a time.
+
+    ``through``: ``'from_draws'`` (``items`` are draws) or ``'from_weights'``.
+    """
+    values: tuple[list, list] = ([], [])
+    for batch in _batches(items, n_rows):
+        for evaluator, found in zip(evaluators, values, strict=False):
+            found.append(getattr(evaluator, through)(batch))
+    return tuple(np.concatenate(found) for found in values)
+
+
+def _shared_resamples(evaluators, draws: Iterable[NDArray], n_rows: int, weights):
+    """Both models' values on the same draws.
+
+    Up to :data:`_GATHERED_ROWS` rows, each model's tabulated rows gather the drawn rows
+    (what :func:`bootstrap` does); above, a draw's row weights are made once for both and
+    each model's table summed from them, as the gathers leave the cache: per resample at
+    1,000,000 x 10 (ECE, process time), 28.5 ms per model to gather against 9.5 ms for the
+    weights once and 6.0 ms per model to sum them; at 10,000 rows 0.066 ms per model
+    against 0.089 + 0.065 ms.
+    """
+    gathered = n_rows <= _GATHERED_ROWS and all(
+        getattr(evaluator, "rows_are_entries", False) for evaluator in evaluators
+    )
+    if gathered:
+        return _paired_values(evaluators, draws, n_rows, "from_draws")
+    weightings = (_weights_of(rows, n_rows, weights) for rows in draws)
+    return _paired_values(evaluators, weightings, n_rows, "from_weights")
+
+
+def _centred_pvalue(distribution: NDArray, estimate: float) -> float:
+    """Two-sided bootstrap p-value of "no difference" from the centred distribution."""
+    if np.isnan(distribution).any():
+        return np.nan
+    extreme = np.count_nonzero(np.abs(distribution - estimate) >= abs(estimate))
+    return float((1 + extreme) / (len(distribution) + 1))
+
+
+def paired_bootstrap(
+    metric: Callable[..., float],
+    prob_a: PredictionsLike,
+    prob_b: PredictionsLike,
+    labels: ArrayLike,
+    *,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    method: str = "percentile",
+    random_state: int | np.random.Generator | None = None,
+    sample_weight: ArrayLike | None = None,
+    **metric_options: object,
+) -> PairedBootstrapResult:
+    r"""Paired bootstrap of the difference of a metric between two models on the same rows.
+
+    Each resample draws the N rows once, and both models are evaluated on that same draw
+    (row weights :math:`c_i w_i` as in :func:`bootstrap`):
+
+    .. math:: \delta^*_r = \mathrm{metric}(p^A, y;\ c^{(r)} w)
+              - \mathrm{metric}(p^B, y;\ c^{(r)} w), \quad r = 1..R,
+
+    against the estimate :math:`\hat\delta = \mathrm{metric}(p^A, y; w) -
+    \mathrm{metric}(p^B, y; w)`.  The interval of :math:`\delta` is read from the
+    :math:`\delta^*` as :func:`bootstrap` reads its interval (``'percentile'``, ``'basic'``,
+    ``'BCa'``, the BCa jackknife's row weightings shared by the two models too).  Rows
+    that are easy or hard for both models move both values together in a resample, so the
+    difference varies less than that of two independent bootstraps: the paired interval is
+    the narrower one whenever the two models' errors are positively correlated across
+    resamples (on WRN-16-4 against VGG-16 on the CIFAR-10 test set, ECE with 15 bins and
+    1,000 resamples: 0.0101 wide against 0.0121 for two independent bootstraps,
+    ``tests/test_stats_paired.py``).
+
+    The p-value of "no difference" is the two-sided test of the centred bootstrap
+    distribution (Hall and Wilson 1991: resample :math:`\delta^* - \hat\delta`, which
+    holds under the null hypothesis, and compare it with :math:`\hat\delta`), with the
+    ``+1`` correction of :func:`consistency_test`:
+
+    .. math:: p = \frac{1 + \#\{r : |\delta^*_r - \hat\delta| \ge |\hat\delta|\}}{R + 1}.
+
+    It is the test dual to the ``'basic'`` interval (up to its interpolation of quantiles),
+    whatever ``method``: read "which is better at the level" from the interval of the
+    method chosen.  A model against itself gives :math:`\delta^*_r = 0` exactly, the
+    interval [0, 0] and p = 1.
+
+    **Speed.** The metrics that :func:`bootstrap` tabulates (equal-width binned) are
+    tabulated for each model: the rows of both models are validated and binned once, and
+    the draw itself (``rng.integers``) is made once for both.  Above 32,768 rows a draw's
+    row counts are made once and each model's table is summed from them, rather than
+    gathered row by row: at N = 1,000,000, ``ECE`` with 1,000 resamples takes 0.80 times
+    as long as an unpaired :func:`bootstrap` of one model (28.5 s against 35.7 s, best
+    of 3); at the 10,000 rows of CIFAR-10, 2.0 times (``benchmarks/bench_paired.py``).
+    Each model's values are those :func:`bootstrap` gives it with the same
+    ``random_state`` (to rounding).
+
+    Parameters
+    ----------
+    metric : callable
+        A metric of the library, as :func:`bootstrap` takes it.
+    prob_a, prob_b
+        The predictions of the two models on the same rows, in the same order, as the
+        metric takes them (``Scores`` included; each may be of its own form).
+    labels : array-like, shape (N,)
+        The labels of the rows, shared by both models.
+    n_resamples : int, default 1000
+        Number of bootstrap resamples R, at least 1.
+    confidence_level : float in (0, 1), default 0.95
+        Confidence level of the interval.
+    method : {'percentile', 'basic', 'BCa'}, default 'percentile'
+        How the interval is read from the distribution (case-insensitive).
+    random_state : None, int or numpy.random.Generator
+        Seed of the resampling; the same seed gives the same result.
+    sample_weight : array-like, shape (N,), optional
+        The user's non-negative row weights, the same for both models.
+    **metric_options
+        Passed to the metric on every call for both models (``bins=``, ``logits=``, ...);
+        ``classes=`` is applied once, before resampling.
+
+    Returns
+    -------
+    PairedBootstrapResult
+        ``estimate_a``, ``estimate_b``, ``difference``, ``confidence_interval``,
+        ``standard_error``, ``pvalue``, the distributions, ``method``,
+        ``confidence_level`` and ``n_resamples``.
+
+    Raises
+    ------
+    ValueError
+        When the two models do not hold the same number of rows, or for invalid input
+        (the metric's own error, after the name of the model it concerns).
+
+    See Also
+    --------
+    bootstrap : the interval of one model's metric.
+    paired_score_test : the paired t test of the per-row scores (Brier, log).
+
+    References
+    ----------
+    .. [1] B. Efron and R. J. Tibshirani, "An Introduction to the Bootstrap", Chapman &
+       Hall, 1993 (chapter 16, hypothesis testing with the bootstrap).
+    .. [2] P. Hall and S. R. Wilson, "Two Guidelines for Bootstrap Hypothesis Testing",
+       Biometrics 47(2), 1991.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibration_toolbox import ECE, Scores
+    >>> from calibration_toolbox.stats import paired_bootstrap
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.uniform(size=5000)
+    >>> outcome = rng.uniform(size=5000) < truth
+    >>> calibrated = Scores(truth)
+    >>> overconfident = Scores(0.5 + 1.4 * (truth - 0.5).clip(-0.35, 0.35))
+    >>> result = paired_bootstrap(
+    ...     ECE, calibrated, overconfident, outcome, bins=10, random_state=1
+    ... )
+    >>> round(result.difference, 4), round(result.pvalue, 4)
+    (-0.0573, 0.001)
+    >>> low, high = result.confidence_interval
+    >>> bool(high < 0)  # A, the calibrated model, has the smaller ECE at the 95 % level
+    True
+    >>> same = paired_bootstrap(ECE, calibrated, calibrated, outcome, bins=10, random_state=1)
+    >>> same.difference, tuple(same.confidence_interval), same.pvalue
+    (0.0, (0.0, 0.0), 1.0)
+    """
+    metric = _check_metric(metric)
+    n_resamples = _check_resamples(n_resamples, "n_resamples")
+    confidence_level = check_confidence(confidence_level, "confidence_level")
+    method = _check_method(method)
+    rng = iv.check_random_state(random_state)
+    _check_same_rows(prob_a, prob_b)
+    labels = _class_indices(labels, metric_options)
+    estimate_a, evaluator_a = _model_evaluator(
+        "prob_a", metric, prob_a, labels, sample_weight, metric_options
+    )
+    estimate_b, evaluator_b = _model_evaluator(
+        "prob_b", metric, prob_b, labels, sample_weight, metric_options
+    )
+    # Both models' rows were checked against the labels: as many rows each.
+    evaluators, weights = (evaluator_a, evaluator_b), evaluator_a.weights
+    n_rows = evaluator_a.n_rows
+    draws = _draws(rng, n_rows, n_resamples)
+    values_a, values_b = _shared_resamples(evaluators, draws, n_rows, weights)
+    difference, distribution = estimate_a - estimate_b, _read_only(values_a - values_b)
+    jackknife = None
+    if method == "BCa":
+        weightings = _jackknife_weightings(n_rows, weights, rng)
+        jackknife_a, jackknife_b = _paired_values(evaluators, weightings, n_rows, "from_weights")
+        jackknife = jackknife_a - jackknife_b
+    interval = _interval(method, distribution, difference, 1 - confidence_level, jackknife)
+    missing = int(np.count_nonzero(np.isnan(distribution)))
+    if missing:
+        weightless = max(evaluator_a.weightless, evaluator_b.weightless)
+        warn(_no_value(missing - weightless, weightless, n_resamples))
+    standard_error = float(np.std(distribution, ddof=1)) if n_resamples > 1 else np.nan
+    return PairedBootstrapResult(
+        estimate_a,
+        estimate_b,
+        difference,
+        interval,
+        standard_error,
+        _centred_pvalue(distribution, difference),
+        distribution,
+        _read_only(values_a),
+        _read_only(values_b),
+        method,
+        confidence_level,
+        n_resamples,
+    )
+
+
+_PAIRED_TESTS = ("t", "wilcoxon")
+
+
+@dataclass(frozen=True)
+class PairedScoreTestResult:
+    """Result of :func:`paired_score_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        Student's t of the mean score difference (``test='t'``), or the Wilcoxon
+        signed-rank statistic (``test='wilcoxon'``, SciPy's: the smaller of the two rank
+        sums).
+    pvalue : float
+        Two-sided p-value of "the models have the same expected score".
+    mean_difference : float
+        The (weighted) mean of ``score_a - score_b`` over the rows: negative when model A
+        has the lower (better) score.
+    standard_error : float
+        Standard error of ``mean_difference``.
+    confidence_interval : ConfidenceInterval
+        Student's interval of the mean difference at ``confidence_level``,
+        ``mean_difference -/+ t_{df, 1 - alpha/2} * standard_error`` (whichever the test).
+    df : float
+        Degrees of freedom of Student's t: the rows of positive weight minus 1.
+    score_a, score_b : float
+        Each model's mean score (the Brier score, the NLL) on the rows.
+    score : str
+        ``'brier'`` or ``'log'``.
+    test : str
+        ``'t'`` or ``'wilcoxon'``.
+    confidence_level : float
+        The level of the interval.
+    """
+
+    statistic: float
+    pvalue: float
+    mean_difference: float
+    standard_error: float
+    confidence_interval: ConfidenceInterval
+    df: float
+    score_a: float
+    score_b: float
+    score: str
+    test: str
+    confidence_level: float
+
+
+def _score_differences(prob_a, prob_b, labels, score, options) -> tuple[NDArray, NDArray]:
+    """Each model's per-row scores (checked as the metric checks them), model by model."""
+    losses = []
+    for model, prob in (("prob_a", prob_a), ("prob_b", prob_b)):
+        try:
+            losses.append(row_losses(prob, labels, score, **options))
+        except (InputError, InputTypeError) as error:
+            raise error.within("{model}: ", model=Name(model)) from None
+    return losses[0], losses[1]
+
+
+def _mean_and_error(differences: NDArray, weights: NDArray | None) -> tuple[float, float]:
+    r"""The weighted mean of the differences and its standard error (rows of weight > 0).
+
+    :math:`\bar d = \sum_i w_i d_i / \sum_i w_i`, :math:`\mathrm{se}^2 = \frac{n}{n - 1}
+    \sum_i w_i^2 (d_i - \bar d)^2 / (\sum_i w_i)^2`: with unit weights :math:`s^2 / n`.
+    """
+    n_rows = len(differences)
+    if weights is None:
+        weights = np.ones(n_rows)
+    mean = float(np.dot(weights, differences) / weights.sum())
+    spread = np.dot(weights**2, (differences - mean) ** 2) / weights.sum() ** 2
+    return mean, float(np.sqrt(spread * n_rows / (n_rows - 1)))
+
+
+def _t_test(mean: float, error: float, df: int) -> tuple[float, float]:
+    """Student's t and its two-sided p-value; differences all equal have no spread."""
+    if error > 0:
+        statistic = mean / error
+        return statistic, float(2 * stdtr(df, -abs(statistic)))
+    if mean == 0:  # every difference 0: no evidence of any difference
+        return 0.0, 1.0
+    return float(np.copysign(np.inf, mean)), 0.0
+
+
+def _wilcoxon_test(differences: NDArray) -> tuple[float, float]:
+    """SciPy's signed-rank test (its defaults: zeros dropped, exact or normal p-value)."""
+    if not np.any(differences):  # every difference 0: nothing to rank
+        return 0.0, 1.0
+    # Imported here: scipy.stats costs the command line 0.7 s and 22 MB at start-up (see
+    # tests/cli/test_cli.py), and only this test needs it.
+    from scipy.stats import wilcoxon
+
+    result = wilcoxon(differences)
+    return float(result.statistic), float(result.pvalue)
+
+
+def _kept_rows(losses_a: NDArray, losses_b: NDArray, weights: NDArray | None):
+    """Both models' scores and the weights of the rows of positive weight, checked for a test."""
+    if weights is not None:
+        positive = weights > 0
+        losses_a, losses_b, weights = losses_a[positive], losses_b[positive], weights[positive]
+    if not (np.isfinite(losses_a).all() and np.isfinite(losses_b).all()):
+        raise InputError(
+            "{prob_a} or {prob_b} gives a row an infinite score (a label of probability "
+            "0 under the log score with {eps}=0): the test needs finite scores; keep the "
+            "default eps.",
+            argument="eps",
+        )
+    if len(losses_a) < 2:
+        raise InputError(
+            "the paired test needs at least 2 rows of positive weight; got {count}.",
+            argument="sample_weight",
+            count=len(losses_a),
+        )
+    return losses_a, losses_b, weights
+
+
+def paired_score_test(
+    prob_a: PredictionsLike,
+    prob_b: PredictionsLike,
+    labels: ArrayLike,
+    *,
+    score: str = "brier",
+    test: str = "t",
+    confidence_level: float = 0.95,
+    logits: bool = False,
+    sample_weight: ArrayLike | None = None,
+    renormalize: bool = False,
+    eps: float = 1e-15,
+    classes: ArrayLike | None = None,
+) -> PairedScoreTestResult:
+    r"""Paired test of two models' scores on the same rows (Diebold-Mariano, independent rows).
+
+    Each row i gets each model's score, the Brier term
+    :math:`S_i = \sum_k (p_{ik} - 1[y_i = k])^2` or the log score
+    :math:`S_i = -\log p_{i, y_i}` (the terms whose means are
+    :func:`~calibration_toolbox.brier_score` and
+    :func:`~calibration_toolbox.negative_log_likelihood`), and the test is of the
+    differences :math:`d_i = S^A_i - S^B_i`.  With independent rows the Diebold-Mariano
+    statistic (its variance without autocorrelation terms) is Student's paired t:
+
+    .. math:: t = \frac{\bar d}{s_d / \sqrt n}, \qquad
+              p = 2\, P(T_{n-1} \ge |t|),
+
+    computed as ``scipy.stats.ttest_rel(score_a, score_b)`` computes it (the tests check
+    it to 1e-12), with the t distribution of ``scipy.special.stdtr`` and ``stdtrit`` (the
+    functions ``scipy.stats.t`` evaluates).  ``test='wilcoxon'`` runs
+    ``scipy.stats.wilcoxon`` on the differences instead (its defaults: zero differences
+    dropped, an exact p-value for fewer than 50 rows without ties or zeros, the normal
+    approximation otherwise): a test of the median difference, robust to a few rows of
+    huge log loss.
+
+    **Weights.** With ``sample_weight`` the mean is the weighted mean
+    :math:`\bar d = \sum_i w_i d_i / \sum_i w_i` (that of duplicated rows for integer
+    weights), and its standard error the linearisation (sandwich) estimator of a weighted
+    mean of n independent rows of positive weight,
+
+    .. math:: \mathrm{se}^2 = \frac{n}{n-1} \frac{\sum_i w_i^2 (d_i - \bar d)^2}{(\sum_i w_i)^2},
+
+    with ``n - 1`` degrees of freedom: the rows are the independent units, a weight scales
+    a row (``2 * w`` gives the result of ``w``; a row of weight 2 is not two independent
+    rows: repeat it for that), as for the other tests of this module.  With unit weights
+    it is :math:`s_d^2 / n`, the t test above.  The signed-rank test has no weighted form
+    here (ranks of weighted rows are not SciPy's test): ``test='wilcoxon'`` refuses
+    weights.
+
+    Parameters
+    ----------
+    prob_a, prob_b : array-like, shape (N, K) or (N,), or Scores
+        The predictions of the two models on the same rows, as
+        :func:`~calibration_toolbox.brier_score` takes them (logits with ``logits=True``).
+    labels : array-like of int, shape (N,)
+        The true classes of the rows (0/1 targets with ``Scores``).
+    score : {'brier', 'log'}, default 'brier'
+        The scoring rule.
+    test : {'t', 'wilcoxon'}, default 't'
+        Student's paired t test, or Wilcoxon's signed-rank test.
+    confidence_level : float in (0, 1), default 0.95
+        Level of the interval of the mean difference.
+    logits : bool, default False
+        Both models' ``prob`` hold logits; the log score is then exact (log-softmax).
+    sample_weight : array-like, shape (N,), optional
+        Non-negative row weights (see above); not with ``test='wilcoxon'``.
+    renormalize : bool, default False
+        Divide each row of probabilities by its sum first.
+    eps : float, default 1e-15
+        Lower clip of the label's probability under the log score, as for the NLL.
+    classes : array-like, shape (K,), optional
+        Class names in column order; ``labels`` are then names.
+
+    Returns
+    -------
+    PairedScoreTestResult
+        ``statistic``, ``pvalue``, ``mean_difference``, ``standard_error``,
+        ``confidence_interval``, ``df``, ``score_a``, ``score_b``, ``score``, ``test`` and
+        ``confidence_level``.  Differences that are all 0 (a model against itself) give
+        the statistic 0 and p = 1 (SciPy's t test returns NaN there); all equal and
+        nonzero, an infinite t and p = 0.
+
+    Raises
+    ------
+    ValueError
+        For invalid input, models of different rows, weights with ``test='wilcoxon'``,
+        fewer than 2 rows of positive weight, or an infinite score (``eps=0``).
+
+    See Also
+    --------
+    paired_bootstrap : the paired interval of any metric's difference (ECE, ...).
+
+    References
+    ----------
+    .. [1] F. X. Diebold and R. S. Mariano, "Comparing Predictive Accuracy", Journal of
+       Business & Economic Statistics 13(3), 1995.
+    .. [2] F. Wilcoxon, "Individual Comparisons by Ranking Methods", Biometrics Bulletin
+       1(6), 1945.
+    .. [3] T. Lumley, "Complex Surveys: A Guide to Analysis Using R", Wiley, 2010
+       (the linearisation variance of a weighted mean).
+
+    Examples
+    --------
+    >>> from calibration_toolbox import Scores
+    >>> from calibration_toolbox.stats import paired_score_test
+    >>> a, b = Scores([0.9, 0.8, 0.3, 0.2]), Scores([0.6, 0.7, 0.5, 0.4])
+    >>> result = paired_score_test(a, b, [1, 1, 0, 0])
+    >>> round(result.mean_difference, 4), round(result.statistic, 4), round(result.pvalue, 4)
+    (-0.12, -4.8323, 0.0169)
+    """
+    score = iv.choice(*SCORING_RULES)(score, "score")
+    test = iv.choice(*_PAIRED_TESTS)(test, "test")
+    confidence_level = check_confidence(confidence_level, "confidence_level")
+    eps = iv.check_fraction(eps, "eps")
+    _check_same_rows(prob_a, prob_b)
+    if classes is not None:
+        labels = iv.check_class_names(labels, classes)
+    options = {"logits": logits, "renormalize": renormalize, "eps": eps}
+    losses_a, losses_b = _score_differences(prob_a, prob_b, labels, score, options)
+    weights = iv.check_sample_weight(sample_weight, len(losses_a), scale_free=True)
+    if weights is not None and test == "wilcoxon":
+        raise InputError(
+            "{sample_weight} cannot weight the signed-rank test (ranks of weighted rows are "
+            "no test of SciPy's): use test='t', or repeat the rows.",
+            argument="sample_weight",
+        )
+    losses_a, losses_b, weights = _kept_rows(losses_a, losses_b, weights)
+    differences = losses_a - losses_b
+    mean, error = _mean_and_error(differences, weights)
+    df = len(differences) - 1
+    if test == "t":
+        statistic, pvalue = _t_test(mean, error, df)
+    else:
+        statistic, pvalue = _wilcoxon_test(differences)
+    half = float(stdtrit(df, 0.5 + confidence_level / 2)) * error
+    return PairedScoreTestResult(
+        statistic,
+        pvalue,
+        mean,
+        error,
+        ConfidenceInterval(mean - half, mean + half),
+        float(df),
+        _weighted_mean(losses_a, weights),
+        _weighted_mean(losses_b, weights),
+        score,
+        test,
+        confidence_level,
+    )
 
 
 # -- consistency resampling -------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Command line: ``calibration-toolbox report [FILE]``, ``recalibrate`` and ``apply``.
+"""Command line: ``calibration-toolbox report [FILE]``, ``recalibrate``, ``apply``, ``compare``.
 
 Every bad input is answered with one line on stderr, ``calibration-toolbox: error: ...``,
 and exit status 2, in the command line's words (``--prob-key``, ``--labels``, ``--logits``,
@@ -11,7 +11,8 @@ Modules: ``_parser`` (options and help), ``_metrics`` and ``_methods`` (the name
 ``_blocks`` (a file read in blocks: the report, the fit on its seeded share), ``_document`` (the
 numbers, as the JSON document), ``_text`` (table, diagrams, CSV), ``_files`` (atomic
 outputs: figure, HTML page, .npz), ``_warned`` (the command line's words, and the warnings
-of a report by what they concern) and ``_commands`` (the subcommands).
+of a report by what they concern), ``_compare`` (two models' files of the same rows) and
+``_commands`` (the subcommands).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The three subcommands: ``report``, ``recalibrate`` and ``apply``.
+"""The subcommands: ``report``, ``recalibrate``, ``apply`` and ``compare``.
 
 Each returns the text to print on stdout; every output file of a command is written into one
 batch before that text, all renamed over their targets only once every one is complete, and
@@ -15,8 +15,16 @@ from collections.abc import Sequence
 from calibration_toolbox import _registry as registry
 from calibration_toolbox._atomic import Batch, batch
 from calibration_toolbox._validation import check_predictions
+from calibration_toolbox.cli._compare import build_comparison
+from calibration_toolbox.cli._compare import text as comparison_text
 from calibration_toolbox.cli._document import InMemory, build_report
-from calibration_toolbox.cli._files import write_html, write_model, write_npz, write_plot
+from calibration_toolbox.cli._files import (
+    write_comparison_html,
+    write_html,
+    write_model,
+    write_npz,
+    write_plot,
+)
 from calibration_toolbox.cli._inputs import (
     Part,
     load_inputs,
@@ -34,10 +42,12 @@ from calibration_toolbox.cli._methods import (
 )
 from calibration_toolbox.cli._options import (
     ApplyRequest,
+    CompareRequest,
     FileOptions,
     RecalibrateRequest,
     ReportRequest,
     apply_request,
+    compare_request,
     recalibrate_request,
     report_request,
 )
@@ -181,6 +191,18 @@ def run_apply(request: ApplyRequest) -> str:
     return "\n".join(lines + calibrated)
 
 
+def run_compare(request: CompareRequest, command: Sequence[str]) -> str:
+    """``compare``: two models on the same rows, as text or JSON (and the HTML page)."""
+    comparison = build_comparison(request, command)
+    output = request.output
+    with batch() as outputs:
+        if output.html is not None:
+            write_comparison_html(outputs, output.html, comparison)
+        if output.format == "json":
+            return json.dumps(comparison.document, indent=2, allow_nan=False)
+        return comparison_text(comparison)
+
+
 # The entries: the Namespace made typed records once, right after parsing; nothing below
 # them reads it.
 
@@ -200,4 +222,9 @@ def apply(args: argparse.Namespace, command: Sequence[str]) -> str:
     return run_apply(apply_request(args))
 
 
-COMMANDS = {"report": report, "recalibrate": recalibrate, "apply": apply}
+def compare(args: argparse.Namespace, command: Sequence[str]) -> str:
+    """``compare``, from the parsed command line."""
+    return run_compare(compare_request(args), command)
+
+
+COMMANDS = {"report": report, "recalibrate": recalibrate, "apply": apply, "compare": compare}

@@ -9,8 +9,8 @@ these records, never the ``argparse.Namespace``:
 - :class:`ReportOptions`: the metrics and the bins, ``--per-class``, ``--ci``;
 - :class:`FitOptions`: the methods and the rows they are fitted on (a file or a split);
 - :class:`OutputOptions`: what is printed and written;
-- :class:`ReportRequest`, :class:`RecalibrateRequest` and :class:`ApplyRequest`: a
-  subcommand's records together.
+- :class:`ReportRequest`, :class:`RecalibrateRequest`, :class:`ApplyRequest` and
+  :class:`CompareRequest`: a subcommand's records together.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from calibration_toolbox.cli._parser import UsageError
 
 __all__ = [
     "ApplyRequest",
+    "CompareRequest",
     "FileOptions",
     "FitOptions",
     "OutputOptions",
@@ -35,6 +36,7 @@ __all__ = [
     "apply_request",
     "check_apart",
     "check_output",
+    "compare_request",
     "input_kind",
     "recalibrate_request",
     "report_request",
@@ -186,6 +188,20 @@ class ApplyRequest:
     model: str
     file: FileOptions
     output: str
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """``compare``: two files of predictions of the same rows, what to compute, the outputs.
+
+    ``report`` holds the metrics, the bins and ``--ci`` (its ``per_class`` is unused);
+    ``output.format`` is ``'text'`` or ``'json'``.
+    """
+
+    file_a: FileOptions
+    file_b: FileOptions
+    report: ReportOptions
+    output: OutputOptions
 
 
 def check_output(path: str | None, option: str) -> None:
@@ -422,3 +438,30 @@ def apply_request(args: argparse.Namespace) -> ApplyRequest:
         },
     )
     return ApplyRequest(model=args.model, file=_file_options(args, args.path), output=args.output)
+
+
+def compare_request(args: argparse.Namespace) -> CompareRequest:
+    """The records of ``compare``: both files (read alike), the metrics, the outputs."""
+    if args.seed is not None and not args.ci:
+        raise UsageError("--seed seeds the resamples of --ci; it means nothing without it.")
+    if args.n_resamples is not None and not args.ci:
+        raise UsageError("--n-resamples is the number of bootstrap resamples of --ci.")
+    check_output(args.html, "--html")
+    check_apart(
+        {"--html": args.html},
+        {
+            "A": args.a,
+            "B": args.b,
+            "--labels": args.labels,
+            "--classes-file": args.classes_file,
+        },
+    )
+    report = ReportOptions(
+        bins=args.bins,
+        metrics=_metrics(args),
+        ci=args.ci,
+        n_resamples=200 if args.n_resamples is None else args.n_resamples,
+        seed=0 if args.seed is None else args.seed,
+    )
+    output = OutputOptions("text" if args.format is None else args.format, None, args.html)
+    return CompareRequest(_file_options(args, args.a), _file_options(args, args.b), report, output)

@@ -1,4 +1,4 @@
-"""The command line's options: ``report``, ``recalibrate`` and ``apply``, with their help."""
+"""The command line's options: ``report``, ``recalibrate``, ``apply``, ``compare``; their help."""
 
 from __future__ import annotations
 
@@ -418,6 +418,62 @@ def _add_apply(commands) -> None:
     command.set_defaults(scores=False, renormalize=False)
 
 
+_COMPARE_HELP = [
+    "compare:",
+    _fill(
+        "A and B hold two models' predictions of the same rows, in the same order, with the "
+        "same labels (read alike: the options of the files apply to both; a .npy takes its "
+        "labels from --labels, for both); anything else is refused. Shown: both models' "
+        "metrics and their difference A - B; with --ci the 95 % paired bootstrap interval "
+        "of each difference (both models evaluated on the same resampled rows, "
+        "calibration_toolbox.stats.paired_bootstrap, --n-resamples resamples seeded by "
+        "--seed) and its p-value; always the paired t test of the per-row Brier and log "
+        "scores (stats.paired_score_test). A model is said to be better at the 95 % level "
+        "when the interval of the difference excludes 0 (lower is better for every metric "
+        "and score); --html writes a page with both reliability diagrams overlaid."
+    ),
+]
+
+
+def _add_compare(commands) -> None:
+    command = commands.add_parser(
+        "compare",
+        help="compare two models' predictions of the same rows",
+        epilog="\n".join([*_FILES_HELP, "", *_COMPARE_HELP]),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    command.add_argument("a", metavar="A", help="predictions of model A (.npz, .npy, .csv, ...)")
+    command.add_argument("b", metavar="B", help="predictions of model B, the same rows")
+    _add_loading_options(command, "labels file of .npy predictions (both models)")
+    command.add_argument(
+        "--scores", action="store_true", help="one score per row against a 0/1 target"
+    )
+    command.add_argument(
+        "--renormalize", action="store_true", help="divide each row of probabilities by its sum"
+    )
+    command.add_argument(
+        "--bins", type=_bin_count, default=15, metavar="B", help="number of bins (15), or auto"
+    )
+    command.add_argument("--metrics", metavar="NAMES", help="comma-separated metric names")
+    command.add_argument(
+        "--ci", action="store_true", help="95 %% paired bootstrap intervals of the differences"
+    )
+    command.add_argument(
+        "--n-resamples", type=_positive_int, metavar="R", help="bootstrap resamples (200)"
+    )
+    command.add_argument("--seed", type=_seed, help="seed of --ci (0)")
+    command.add_argument(
+        "--format", choices=("text", "json"), metavar="FORMAT", help="text (default) or json"
+    )
+    command.add_argument(
+        "--html",
+        type=_suffixed(".html", ".htm"),
+        metavar="FILE",
+        help="write the comparison as an HTML page",
+    )
+    command.set_defaults(per_class=False)
+
+
 def parser() -> argparse.ArgumentParser:
     """The parser of every subcommand; a bad command line raises :class:`UsageError`."""
     main = _Parser(
@@ -429,4 +485,5 @@ def parser() -> argparse.ArgumentParser:
     _add_report(commands)
     _add_recalibrate(commands)
     _add_apply(commands)
+    _add_compare(commands)
     return main

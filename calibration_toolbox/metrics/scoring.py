@@ -343,3 +343,38 @@ def _pair_losses(pairs: iv.Pairs, eps: float) -> NDArray:
     outcome = np.where(pairs.targets == 1, scores, 1.0 - scores)
     with np.errstate(divide="ignore"):
         return -np.log(np.maximum(outcome, eps))
+
+
+def row_losses(
+    prob: PredictionsLike,
+    labels: ArrayLike,
+    score: str,
+    *,
+    logits: bool = False,
+    renormalize: bool = False,
+    eps: float = 1e-15,
+) -> NDArray:
+    """Each row's term of :func:`brier_score` (``'brier'``) or of the NLL (``'log'``), float64.
+
+    The terms whose mean is the metric (unit weights): the rows are checked as the metric
+    checks them, and each term is the metric's own (:func:`_brier_terms`, the pairs'
+    squared error; :func:`_logit_losses` exactly from logits, :func:`_pair_losses`, the
+    label's probability clipped at ``eps``).  ``score`` must be checked by the caller.
+    """
+    exact = score == "log" and not isinstance(prob, Scores)
+    if exact and iv.check_logits_flag(logits, renormalize):
+        logit_rows = iv.check_predicted_logits(prob, "prob")
+        return _logit_losses(logit_rows, iv.check_labels(labels, *logit_rows.shape))
+    checked = iv.check_predictions(prob, labels, logits=logits, renormalize=renormalize)
+    pairs = checked.pairs
+    if pairs is not None:
+        if score == "log":
+            return _pair_losses(pairs, eps)
+        errors = pairs.scores.astype(np.float64)
+        errors -= pairs.targets
+        return errors * errors
+    label_scores = checked.rows.label_scores
+    if score == "brier":
+        return _brier_terms(checked.prob, label_scores)
+    with np.errstate(divide="ignore"):
+        return -np.log(np.maximum(label_scores.astype(np.float64), eps))
