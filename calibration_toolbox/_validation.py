@@ -39,7 +39,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, softmax
 
 from calibration_toolbox._arrays import as_numpy, as_real_array
-from calibration_toolbox._errors import InputError, InputTypeError, Text, within
+from calibration_toolbox._errors import InputError, InputTypeError, Name, Text, within
 from calibration_toolbox._limits import MAX_BINS, MAX_FIT_LOGIT, MAX_TABLE_CELLS
 from calibration_toolbox._rows import RowSummary, row_blocks, scan_rows
 from calibration_toolbox._typing import Function
@@ -47,6 +47,7 @@ from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, warn
 from calibration_toolbox.scores import PredictionsLike, Scores
 
 __all__ = [
+    "LABELS_IN_PARTS",
     "NO_ROW_COUNT",
     "CheckedInput",
     "MultiLabel",
@@ -1128,11 +1129,23 @@ def labels_from_file(
 
 # The hint of labels read from a file: in the command line's words, its own options.
 _ON_THE_COMMAND_LINE = " (`--classes` on the command line)"
+#: The ``hint`` of :func:`check_labels` for the labels of a block (``fit_blocks``) or of a
+#: Dask chunk, where ``classes`` is not used: names there are refused without "Pass classes".
+LABELS_IN_PARTS = " (a block or a Dask chunk)"
 
 
 def _refuse_names(labels: ArrayLike, name: str, hint: str = "") -> None:
     """The error for labels that are class names when no ``classes`` were given."""
     names = _first_names(np.asarray(labels))
+    if hint == LABELS_IN_PARTS:
+        raise InputTypeError(
+            "{argument} must hold class indices in blocks and Dask chunks, where {classes} "
+            "is not used; got class names ({names}). Map each name to its column first, "
+            "e.g. {mapping} when the columns are in sorted order.",
+            argument=name,
+            names=names,
+            mapping=Name("np.searchsorted(classes, names)"),
+        )
     where = "{pass_classes}" if hint == _ON_THE_COMMAND_LINE else "Pass {classes}{hint}"
     raise InputTypeError(
         "{argument} must hold real numbers (class indices) unless {classes:is} given; got "

@@ -15,7 +15,7 @@ import numpy as np
 
 from calibration_toolbox import __version__
 from calibration_toolbox._errors import within
-from calibration_toolbox._validation import Predictions, check_predictions
+from calibration_toolbox._validation import Predictions, check_predictions, check_prob
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.cli._options import FileOptions, ReportRequest, input_kind
 from calibration_toolbox.cli._parser import UsageError
@@ -175,8 +175,9 @@ def read_predictions(file: FileOptions, optional_labels: bool = False) -> Part:
     """Predictions and labels of a file, checked whole once (``--renormalize`` applied).
 
     A single column of predictions becomes a 1-D array: P(y = 1), or the log-odds.
-    ``optional_labels``: labels only when asked for or named by the file (else None, and
-    the values are left to the recalibrator that takes them).
+    ``optional_labels``: labels only when asked for or named by the file (else None: logits
+    are left to the recalibrator that takes them; probabilities are checked here, since a
+    method fitted on logits takes their log, which no value outside [0, 1] has).
     """
     predictions, labels = read_file(
         file.path, labels_path=file.labels, optional_labels=optional_labels, **file_options(file)
@@ -184,11 +185,21 @@ def read_predictions(file: FileOptions, optional_labels: bool = False) -> Part:
     if predictions.ndim == 2 and predictions.shape[1] == 1:
         predictions = predictions[:, 0]
     if labels is None:
+        if not file.logits:
+            _check_probabilities(file, predictions)
         return Part(predictions, None)
     if file.renormalize:  # the rows divided and checked in one pass
         checked = renormalized(file, predictions, labels)
         return Part(checked.prob, labels, checked)
     return Part(predictions, labels, check_values(file, predictions, labels))
+
+
+def _check_probabilities(file: FileOptions, predictions: np.ndarray) -> None:
+    """Predictions without labels, checked as probabilities (rows, or P(y = 1) per row)."""
+    try:
+        check_prob(predictions)
+    except (ValueError, TypeError) as error:
+        raise within(error, "{file}: ", file=file.path) from None
 
 
 def file_options(file: FileOptions) -> dict[str, object]:

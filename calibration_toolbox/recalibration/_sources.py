@@ -80,7 +80,7 @@ def _unpacked(block: object, index: int) -> tuple:
 def checked_part(logits, labels, weights) -> tuple[NDArray, NDArray, NDArray | None]:
     """Part of the rows (a Dask chunk) checked as ``fit`` checks its arguments."""
     logits = iv.check_fit_magnitude(iv.check_logits(logits, "X"))
-    labels = iv.check_labels(labels, *logits.shape, name="y")
+    labels = iv.check_labels(labels, *logits.shape, name="y", hint=iv.LABELS_IN_PARTS)
     return logits, labels, iv.check_sample_weight(weights, len(logits))
 
 
@@ -95,7 +95,7 @@ def _checked_arrays(logits, labels, weights, start: int, n_classes: int | None) 
             value=logits.shape[1],
             n_classes=n_classes,
         )
-    labels = iv.check_labels(labels, n_rows, logits.shape[1], name="y")
+    labels = iv.check_labels(labels, n_rows, logits.shape[1], name="y", hint=iv.LABELS_IN_PARTS)
     # A block whose weights are all 0 is valid (only the total must be positive).
     skip = weights is not None and np.size(weights) == n_rows and not np.any(weights)
     weights = None if skip else iv.check_sample_weight(weights, n_rows)

@@ -139,3 +139,26 @@ def test_a_labels_column_nothing_names_is_refused_with_how_to_name_it(folder, ca
     assert captured.err.startswith("calibration-toolbox: error: ")
     assert "holds 11 columns of predictions but the model takes 10 classes" in captured.err
     assert "labels are read only where named, never by position" in captured.err
+
+
+@pytest.mark.parametrize("command", ["apply", "recalibrate"])
+@pytest.mark.parametrize("name", ["logits_only.npz", "bare.csv"])
+def test_logits_without_labels_or_logits_flag_are_refused_not_floored(
+    folder, capsys, command, name
+):
+    # Without labels nothing checked the values: a method fitted on logits took the log of
+    # each one (negatives floored at 1e-300) and wrote its probabilities without a word.
+    path = folder["path"]
+    np.savez(path / "prob_fit.npz", probs=folder["prob"], labels=folder["labels"])
+    out = path / f"floored-{command}-{name}.npz"
+    if command == "apply":
+        arguments = ["apply", str(path / "model.json"), str(path / name)]
+    else:  # fitted on probabilities, as the file says; applied to logits without labels
+        fit = ["--fit", str(path / "prob_fit.npz"), "--apply", str(path / name)]
+        arguments = ["recalibrate", "--method", "temperature", *fit]
+    assert main([*arguments, "-o", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and not out.exists()
+    assert captured.err.startswith(f"calibration-toolbox: error: {path / name}: ")
+    assert "must hold probabilities in [0, 1]; row 0 has values from" in captured.err
+    assert captured.err.rstrip().endswith("If the predictions array holds logits, pass --logits.")

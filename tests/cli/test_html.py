@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
+import sys
 from html.parser import HTMLParser
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -372,6 +375,7 @@ CHROMIUM_FLAGS = (
 )
 
 
+ROOT = Path(__file__).resolve().parents[2]
 BROWSER_MISSING = (
     "chromium is not on PATH: install Debian's chromium package "
     "(apt-get install chromium fonts-liberation; .ci/run does), "
@@ -413,6 +417,41 @@ def test_a_missing_browser_skips_outside_ci_and_fails_in_ci(environ, outcome):
 def test_a_browser_on_path_is_used_in_and_outside_ci():
     for environ in ({}, {"CI": "true"}):
         assert find_chromium(environ, which=lambda name: f"/opt/{name}") == "/opt/chromium"
+
+
+def _browser_tests_without_chromium(ci: str | None, empty: Path) -> subprocess.CompletedProcess:
+    """This file's browser tests in a child pytest whose PATH holds no chromium."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
+    env.pop("CI", None)
+    if ci is not None:
+        env["CI"] = ci
+    env["PATH"] = str(empty)  # an empty folder: the child runs sys.executable by its path
+    options = ["-q", "-n", "0", "-p", "no:cacheprovider", "-rs", "-m", "browser"]
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *options, __file__],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [(None, "4 skipped"), ("true", "4 errors")])
+def test_the_four_browser_tests_skip_without_chromium_unless_ci_is_set(ci, outcome, tmp_path):
+    # The rule end to end, as a user runs the README's command on a machine without chromium
+    # (PATH stripped of it): the browser tests skip with how to run them, and in CI they
+    # fail instead (the unit test above checks find_chromium, this one that they use it).
+    run = _browser_tests_without_chromium(ci, tmp_path)
+    summary = run.stdout.strip().splitlines()[-1]
+    assert re.search(rf"\b{outcome}\b", summary) and "passed" not in summary, run.stdout
+    assert run.returncode == (0 if ci is None else 1), run.stdout
+    reasons = re.findall(r"chromium is not on PATH: .*-m 'not browser'", run.stdout)
+    if ci is None:
+        assert len(reasons) == 4, run.stdout  # SKIPPED [1] ... one line per test
+    else:
+        assert run.stdout.count("CI is set, so the browser tests may not skip") >= 4
 
 
 @pytest.fixture(scope="module")

@@ -251,6 +251,44 @@ def test_hosmer_lemeshow_matches_pycaleva(name):
     assert held_out.pvalue == scipy_stats.chi2.sf(result.statistic, dof + 2)
 
 
+SEPARATED = (
+    r"the logistic recalibration did not converge: the scores separate the labels \(every "
+    r"event's score is {side} every non-event's\), so no finite slope fits them"
+)
+
+
+@pytest.mark.parametrize(
+    ("scores", "events", "weights", "side"),
+    [
+        ([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], None, "at or above"),
+        ([0.1, 0.2, 0.8, 0.9], [1, 1, 0, 0], None, "at or below"),
+        ([0.1, 0.5, 0.5, 0.9], [0, 0, 1, 1], None, "at or above"),  # quasi-complete: a tie
+        # a row of weight 0 does not count: the rows that do are separated
+        ([0.1, 0.95, 0.2, 0.8, 0.9], [0, 0, 0, 1, 1], [1, 0, 1, 1, 1], "at or above"),
+    ],
+)
+def test_separated_labels_are_refused_whatever_the_blas_kernel(scores, events, weights, side):
+    # The refusal was read from the numbers of a fit run off to infinity (a singular or
+    # negative covariance): with OpenBLAS's Haswell kernel the first case returned slope
+    # 95.2 with a standard error of 4.6e53 instead. Separation is now decided exactly
+    # (Albert and Anderson 1984), before any fit.
+    with pytest.raises(ValueError, match=SEPARATED.format(side=side)):
+        calibration_slope_intercept(Scores(scores), events, sample_weight=weights)
+
+
+def test_one_distinct_score_is_refused_as_such():
+    with pytest.raises(ValueError, match=r"`prob` must hold at least two distinct scores"):
+        calibration_slope_intercept(
+            Scores([0.3, 0.3, 0.3, 0.9]), [0, 1, 0, 1], sample_weight=[1, 1, 1, 0]
+        )
+
+
+def test_overlapping_outcomes_are_fitted():
+    # one event below one non-event: the likelihood has a finite maximum
+    result = calibration_slope_intercept(Scores([0.1, 0.3, 0.2, 0.8, 0.9]), [0, 0, 1, 1, 1])
+    assert np.isfinite(result.slope) and np.isfinite(result.slope_se) and result.slope > 0
+
+
 def test_hosmer_lemeshow_ties_weights_and_errors():
     # ties: the 6 rows at 0.5 share a group, leaving an empty one: 4 groups, dof 2
     risks = np.array([0.1, 0.2, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.8, 0.9])

@@ -108,3 +108,36 @@ def test_numeric_class_names():
 
 def load_recalibrator_roundtrip(fitted, X):
     return type(fitted).from_dict(json.loads(json.dumps(fitted.to_dict()))).predict(X)
+
+
+@pytest.mark.parametrize("method", [ct.TemperatureScaling, ct.VectorScaling])
+@pytest.mark.parametrize("classes", [None, NAMES])
+def test_names_in_blocks_say_that_blocks_take_column_indices(method, classes):
+    # fit_blocks and Dask chunks never use `classes`: "Pass `classes`" sent the user to a
+    # setting that changes nothing there (and with `classes` given, asked for it again).
+    logits, labels = _problem()
+    names = np.array(NAMES)[labels]
+    message = (
+        r"in rows 0 to 199 of `source`: `y` must hold class indices in blocks and Dask "
+        r"chunks, where `classes` is not used; got class names \('cat', 'dog', 'eel'\)\. "
+        r"Map each name to its column first"
+    )
+    blocks = [(logits[:200], names[:200]), (logits[200:], names[200:])]
+    with pytest.raises(TypeError, match=message) as error:
+        method(classes=classes).fit_blocks(blocks)
+    assert "Pass `classes`" not in str(error.value)
+    # the advice, followed: the names' columns in the order of `classes`
+    columns = np.searchsorted(NAMES, names)
+    fitted = method(classes=classes).fit_blocks([(logits, columns)])
+    assert_allclose(
+        fitted.predict_proba(logits), method().fit(logits, labels).predict_proba(logits), rtol=1e-9
+    )
+
+
+def test_names_in_dask_chunks_say_that_chunks_take_column_indices():
+    da = pytest.importorskip("dask.array")
+    logits, labels = _problem()
+    names = np.array(NAMES)[labels]
+    X, y = da.from_array(logits, chunks=(100, 3)), da.from_array(names, chunks=100)
+    with pytest.raises(TypeError, match=r"`y` must hold class indices in blocks and Dask chunks"):
+        ct.VectorScaling(classes=NAMES).fit(X, y)
