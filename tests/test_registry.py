@@ -29,8 +29,9 @@ PUBLIC_FUNCTIONS = [
 ROWS = list(_registry.ROWS.values())
 BY_NAME = {row.name: row for row in ROWS}
 ids = {"ids": lambda row: row.name}
-# The option a metric cannot be called without (ToprCE's r).
-REQUIRED = {"ToprCE": {"r": 2}}
+# The options a metric cannot be called without (ToprCE's r, the groups).
+# The groups are one label per row: made for the rows of the call.
+REQUIRED = {"ToprCE": {"r": 2}, "multicalibration_error": lambda n: {"groups": np.arange(n) % 3}}
 
 
 def _problem(n=300, k=4, seed=3):
@@ -41,7 +42,9 @@ def _problem(n=300, k=4, seed=3):
 
 
 def _call(row, prob, labels, **options):
-    return row.function(prob, labels, **{**row.options, **REQUIRED.get(row.name, {}), **options})
+    required = REQUIRED.get(row.name, {})
+    required = required(len(labels)) if callable(required) else required
+    return row.function(prob, labels, **{**row.options, **required, **options})
 
 
 def test_the_public_metrics_are_found_by_their_signature():
@@ -256,7 +259,7 @@ def test_the_scores_refusal_names_every_acceptor():
         ct.TemperatureScaling().fit(ct.Scores([0.2, 0.7]), [0, 1])
     named = set(re.findall(r"\w+", str(refusal.value)))
     assert {row.name for row in _registry.accepting_scores()} <= named
-    assert len(_registry.accepting_scores()) == 25
+    assert len(_registry.accepting_scores()) == 26
 
 
 def test_the_scores_docstring_names_every_acceptor_and_every_class_wise_metric():
