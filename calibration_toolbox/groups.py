@@ -24,7 +24,7 @@ path of the bootstrap and the Kuiper test's distribution); imported by the packa
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -39,10 +39,9 @@ from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox.metrics._engine import (
     EntryCells,
     checked_call,
-    checked_table,
     entry_cells,
 )
-from calibration_toolbox.metrics._table import CalibrationTable, reduce_tables
+from calibration_toolbox.metrics._table import CalibrationTable, reduce_tables, table_of_sums
 from calibration_toolbox.metrics.cumulative import walk_extremes
 from calibration_toolbox.scores import PredictionsLike, Scores
 
@@ -119,22 +118,36 @@ class GroupResult:
 
 @dataclass(frozen=True)
 class _Members:
-    """Who is in which group: the (row, group) pairs, in row order within each group."""
+    """Who is in which group: the (row, group) pairs.
+
+    ``rows`` is None for group labels (row ``i`` is in group ``groups[i]``, every row once).
+    """
 
     names: NDArray
-    rows: NDArray
+    rows: NDArray | None
     groups: NDArray
 
     @property
     def n_groups(self) -> int:
         return len(self.names)
 
+    def member_rows(self) -> NDArray:
+        """The row of each pair."""
+        return np.arange(len(self.groups)) if self.rows is None else self.rows
+
     def counts(self, weights: NDArray | None) -> tuple[NDArray, NDArray]:
         counts = np.bincount(self.groups, minlength=self.n_groups)
         if weights is None:
             return counts, counts.astype(np.float64)
-        weighted = np.bincount(self.groups, weights[self.rows], minlength=self.n_groups)
-        return counts, weighted
+        pair_weights = weights if self.rows is None else weights[self.rows]
+        return counts, np.bincount(self.groups, pair_weights, minlength=self.n_groups)
+
+    def segments(self) -> list[NDArray]:
+        """The rows of each group, ascending (one stable sort of the pairs by group)."""
+        order = np.argsort(self.groups, kind="stable")
+        rows = order if self.rows is None else self.rows[order]
+        bounds = np.searchsorted(self.groups[order], np.arange(self.n_groups + 1))
+        return [rows[bounds[g] : bounds[g + 1]] for g in range(self.n_groups)]
 
 
 def _n_rows(prob: object) -> int:
@@ -169,21 +182,33 @@ def check_groups(groups: ArrayLike, n_rows: int, group_names: ArrayLike | None) 
     return _label_members(array)
 
 
+# Integer labels spanning at most this many values per row are coded by a lookup table
+# (one pass) instead of np.unique's sort: 0.4 s of a 0.9 s by_group at 1,000,000 rows.
+_DENSE_SPAN_PER_ROW = 4
+
+
 def _label_members(array: NDArray) -> _Members:
-    if array.dtype == object or array.dtype.kind not in "biuUS":
-        if array.dtype.kind == "f" and np.all(np.isfinite(array)):
-            pass  # float labels (1.0, 2.0) are labels too
-        else:
-            raise InputTypeError(
-                "{argument} labels must be integers, strings, booleans or finite floats; "
-                "got an array of dtype {dtype}.",
-                argument="groups",
-                dtype=array.dtype,
-            )
+    if (
+        array.dtype == object
+        or array.dtype.kind not in "biuUSf"
+        or (array.dtype.kind == "f" and not np.all(np.isfinite(array)))
+    ):
+        raise InputTypeError(
+            "{argument} labels must be integers, strings, booleans or finite floats; "
+            "got an array of dtype {dtype}.",
+            argument="groups",
+            dtype=array.dtype,
+        )
+    if array.dtype.kind in "iu" and len(array):
+        low, high = int(array.min()), int(array.max())
+        if high - low <= _DENSE_SPAN_PER_ROW * len(array):
+            shifted = array - low if low else array
+            present = np.bincount(shifted, minlength=high - low + 1) > 0
+            codes = np.cumsum(present) - 1
+            names = np.flatnonzero(present) + low
+            return _Members(names.astype(array.dtype), None, codes[shifted])
     names, codes = np.unique(array, return_inverse=True)
-    codes = codes.reshape(-1)
-    order = np.argsort(codes, kind="stable")
-    return _Members(names, order, codes[order])
+    return _Members(names, None, codes.reshape(-1))
 
 
 def _matrix_members(array: NDArray, group_names: ArrayLike | None) -> _Members:
@@ -196,6 +221,10 @@ def _matrix_members(array: NDArray, group_names: ArrayLike | None) -> _Members:
         )
     n_groups = array.shape[1]
     names = np.arange(n_groups) if group_names is None else np.asarray(group_names)
+    if n_groups == 0:
+        raise InputError(
+            "{argument} as a matrix needs a column per group; got 0.", argument="groups"
+        )
     if names.shape != (n_groups,) or len(np.unique(names)) != n_groups:
         raise InputError(
             "{group_names} must be {n_groups} distinct names, one per column of {groups}; "
@@ -204,8 +233,11 @@ def _matrix_members(array: NDArray, group_names: ArrayLike | None) -> _Members:
             n_groups=n_groups,
             shape=names.shape,
         )
-    groups, rows = np.nonzero(array.T)  # group-major: rows ascending within each group
-    return _Members(names, rows, groups)
+    # flatnonzero and a division: np.nonzero of a 1,000,000 x 100 matrix took 0.36 s, this 0.12.
+    flat = np.flatnonzero(array)
+    rows = flat // n_groups
+    flat -= rows * n_groups
+    return _Members(names, rows, flat)
 
 
 def _metric_name(metric: Callable) -> str:
@@ -241,10 +273,8 @@ def _rows_of(prob: PredictionsLike, rows: NDArray) -> PredictionsLike:
 def _called(metric, prob, labels, weights, members: _Members, options) -> NDArray:
     """One call per group on its rows; NaN for a group without a row of positive weight."""
     labels = np.asarray(labels)
-    bounds = np.searchsorted(members.groups, np.arange(members.n_groups + 1))
     values = np.full(members.n_groups, np.nan)
-    for group in range(members.n_groups):  # a loop over groups, each call vectorised
-        rows = members.rows[bounds[group] : bounds[group + 1]]
+    for group, rows in enumerate(members.segments()):  # a loop over groups, not rows
         group_weights = None if weights is None else weights[rows]
         if len(rows) == 0 or (group_weights is not None and not group_weights.sum() > 0):
             continue
@@ -255,27 +285,24 @@ def _called(metric, prob, labels, weights, members: _Members, options) -> NDArra
 
 def _entries_of(cells: EntryCells, members: _Members) -> tuple[NDArray, NDArray]:
     """Every (entry, group) pair: each member row's entries of the score set, with its group."""
+    member_rows = members.member_rows()
+    n_rows = len(members.groups) if members.rows is None else int(members.rows.max(initial=-1)) + 1
     entry_rows = cells.rows
+    if len(entry_rows) == n_rows and np.array_equal(entry_rows, np.arange(n_rows)):
+        return member_rows, members.groups  # one entry per row, in row order (top label)
     order = None
     if len(entry_rows) > 1 and np.any(entry_rows[1:] < entry_rows[:-1]):
         order = np.argsort(entry_rows, kind="stable")
         entry_rows = entry_rows[order]
-    n_rows = int(members.rows.max(initial=-1)) + 1
     starts = np.searchsorted(entry_rows, np.arange(n_rows + 1))
-    per_row = np.diff(starts)[members.rows]
-    if np.all(per_row == 1):  # one entry per row (the top label): no expansion
-        entries = starts[members.rows]
-        groups = members.groups
-    else:
-        groups = np.repeat(members.groups, per_row)
-        offsets = np.arange(len(groups)) - np.repeat(np.cumsum(per_row) - per_row, per_row)
-        entries = np.repeat(starts[members.rows], per_row) + offsets
-    if order is not None:
-        entries = order[entries]
-    return entries, groups
+    per_row = np.diff(starts)[member_rows]
+    groups = np.repeat(members.groups, per_row)
+    offsets = np.arange(len(groups)) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    entries = np.repeat(starts[member_rows], per_row) + offsets
+    return (entries if order is None else order[entries]), groups
 
 
-def _table_values(cells, weights, members: _Members, whole: CalibrationTable):
+def _table_values(cells, weights, members: _Members, table_of):
     """Each group's table and value, the rows binned once: one bincount over (group, cell)."""
     entries, groups = _entries_of(cells, members)
     n_joint = 2 * cells.n_groups * cells.n_bins
@@ -299,10 +326,7 @@ def _table_values(cells, weights, members: _Members, whole: CalibrationTable):
         cells.norm,
         debias=cells.debias,
     )
-    tables = tuple(
-        dataclasses.replace(whole, counts=c, score_sums=s, target_sums=t)
-        for c, s, t in zip(counts, score_sums, target_sums, strict=True)
-    )
+    tables = tuple(table_of(sums) for sums in zip(counts, score_sums, target_sums, strict=True))
     return tables, values
 
 
@@ -321,8 +345,13 @@ def _tabulated(metric, prob, labels, sample_weight, members: _Members, options):
     cells = entry_cells(checked, gce_options)
     if cells is None:  # equal-mass edges depend on each group's rows
         return None
-    whole = checked_table(checked, weights, gce_options)
-    tables, values = _table_values(cells, weights, members, whole)
+    table_of = functools.partial(
+        table_of_sums,
+        options=gce_options,
+        n_classes=checked.n_classes,
+        scores=checked.pairs is not None,
+    )
+    tables, values = _table_values(cells, weights, members, table_of)
     return tables, values, weights
 
 
@@ -610,8 +639,7 @@ def multicalibration_error(
         prob, labels, logits, sample_weight, renormalize, scale_free=True, weightless=True
     )
     members = check_groups(groups, len(scores), group_names)
-    bounds = np.searchsorted(members.groups, np.arange(members.n_groups + 1))
-    segments = [members.rows[bounds[g] : bounds[g + 1]] for g in range(members.n_groups)]
+    segments = members.segments()
     names = [str(name) for name in members.names.tolist()]
     if include_all:
         segments, names = [slice(None), *segments], ["all", *names]

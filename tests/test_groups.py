@@ -264,6 +264,7 @@ def test_groups_that_partition_the_rows_sum_to_the_global_table(
         (np.zeros((10, 2), bool), {"group_names": ["a"]}, ValueError, "`group_names` must be 2"),
         (np.zeros(10), {"group_names": ["a"]}, TypeError, "`group_names` names the columns"),
         (np.full(10, np.nan), {}, TypeError, "`groups` labels must be integers"),
+        (np.zeros((10, 0), bool), {}, ValueError, "`groups` as a matrix needs a column"),
     ],
 )
 def test_bad_groups_are_refused(groups, options, error, message):
