@@ -89,6 +89,8 @@ class Report:
     tables: dict[str, CalibrationTable] = field(default_factory=dict)
     class_tables: dict[str, CalibrationTable] | None = None
     corp_curves: dict[str, CORPReliability] = field(default_factory=dict)
+    group_tables: dict[str, CalibrationTable] | None = None
+    """Each group's top-label table of the uncalibrated predictions (``--groups``)."""
 
 
 def _number(value: float) -> float | None:

@@ -70,7 +70,11 @@ def html_page(report: Report) -> str:
             "installation lacks."
         ) from None
     return render_report(
-        report.document, report.tables, report.class_tables, corp_curves=report.corp_curves
+        report.document,
+        report.tables,
+        report.class_tables,
+        corp_curves=report.corp_curves,
+        group_tables=report.group_tables,
     )
 
 

@@ -95,6 +95,8 @@ class ReportOptions:
     seed: int = 0
     corp_figures: bool = False
     """Whether to compute the CORP curves (``--html`` with ``--metrics CORP``)."""
+    groups: str | None = None
+    """``--groups``: the column (or ``.npz`` array) of the group of each row."""
 
 
 @dataclass(frozen=True)
@@ -350,6 +352,7 @@ def report_request(args: argparse.Namespace) -> ReportRequest:
         ci=args.ci,
         n_resamples=200 if args.n_resamples is None else args.n_resamples,
         seed=0 if args.seed is None else args.seed,
+        groups=args.groups,
     )
     return ReportRequest(
         file=_file_options(args, args.path),
