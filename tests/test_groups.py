@@ -348,3 +348,12 @@ def test_a_segment_of_constant_scores_follows_mcgrad():
     result = multicalibration_error(Scores(scores), targets, groups)
     assert result.scaled[1] == 0.0 and result.scaled[2] == np.inf
     assert result.sigmas == np.inf and result.names[result.worst] == "1"
+
+
+def test_dask_arrays_are_refused_with_the_way_out(rng):
+    da = pytest.importorskip("dask.array")
+    prob, labels, groups = problem(rng, n=100)
+    with pytest.raises(TypeError, match=r"`prob` must be an array in memory.*\.compute\(\)"):
+        by_group(ECE, da.from_array(prob, chunks=50), labels, groups)
+    with pytest.raises(TypeError, match="`groups` must be an array in memory"):
+        by_group(ECE, prob, labels, da.from_array(groups, chunks=50))

@@ -309,7 +309,7 @@ def _add_report(commands) -> None:
     report.add_argument(
         "--groups",
         metavar="COLUMN",
-        help="the metrics per group: a column of FILE (.csv, .parquet) or an array of its .npz",
+        help="metrics per group: a column (.npz key) of FILE",
     )
     report.add_argument("--ci", action="store_true", help="95 %% bootstrap intervals")
     report.add_argument(
