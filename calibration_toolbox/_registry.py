@@ -310,13 +310,6 @@ _TABLE: list[MetricSpec] = [
     MetricSpec("ICI", scores=True, not_streamed=_SMOOTHED, command_line="ICI"),
     MetricSpec("E50", scores=True, not_streamed=_SMOOTHED, command_line="E50"),
     MetricSpec("E90", scores=True, not_streamed=_SMOOTHED, command_line="E90"),
-    # The worst group's scaled Kuiper statistic: a result object, no single number.
-    MetricSpec(
-        "multicalibration_error",
-        scores=True,
-        not_streamed=f"{_SORTED} of each group",
-        bootstrap=None,
-    ),
     MetricSpec(
         "brier_score",
         scores=True,

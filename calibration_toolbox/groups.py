@@ -558,7 +558,6 @@ def _kuiper_pvalue(scaled: float) -> float:
     return max(stats._brownian_range_sf(scaled), stats._EPSILON) if scaled > 0 else 1.0
 
 
-@registry.metric("multicalibration_error")
 def multicalibration_error(
     prob: PredictionsLike,
     labels: ArrayLike,
