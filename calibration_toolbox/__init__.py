@@ -4,6 +4,12 @@ __version__ = "0.1.0"
 
 from calibration_toolbox import stats as stats  # the module, as calibration_toolbox.stats
 from calibration_toolbox._validation import NotFittedError
+from calibration_toolbox.groups import (
+    GroupResult,
+    MulticalibrationResult,
+    by_group,
+    multicalibration_error,
+)
 from calibration_toolbox.metrics import (
     ACE,
     AUGRC,
@@ -105,11 +111,13 @@ __all__ = [
     "ECESweep",
     "ECESweepResult",
     "EnsembleTemperatureScaling",
+    "GroupResult",
     "HistogramBinning",
     "HosmerLemeshowResult",
     "IsotonicCalibration",
     "KuiperCE",
     "MatrixScaling",
+    "MulticalibrationResult",
     "NotFittedError",
     "PlattScaling",
     "Recalibrator",
@@ -125,6 +133,7 @@ __all__ = [
     "__version__",
     "brier_decomposition",
     "brier_score",
+    "by_group",
     "calibration_slope_intercept",
     "calibration_table",
     "confidence_auroc",
@@ -133,6 +142,7 @@ __all__ = [
     "expected_calibration_error",
     "hosmer_lemeshow",
     "load_recalibrator",
+    "multicalibration_error",
     "multilabel_brier_score",
     "multilabel_calibration_error",
     "multilabel_calibration_table",

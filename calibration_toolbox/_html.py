@@ -121,7 +121,11 @@ def render_report(
     report: Mapping[str, Any],
     tables: Mapping[str, CalibrationTable],
     class_tables: Mapping[str, CalibrationTable] | None = None,
-    curves: Mapping[str, Mapping[str, CORPReliability | SmoothReliabilityCurve]] | None = None,
+    curves: Mapping[
+        str, Mapping[str, CORPReliability | SmoothReliabilityCurve | RiskCoverageCurve]
+    ]
+    | None = None,
+    group_tables: Mapping[str, CalibrationTable] | None = None,
 ) -> str:
     """The whole self-contained HTML page of a report document.
 
@@ -144,8 +148,12 @@ def render_report(
     curves : mapping of str to mapping of str to curve, optional
         The curves of the measures' own diagrams, by diagram (``'corp'``: a
         ``CORPReliability``, ``--metrics CORP``; ``'smooth'``: a
-        ``SmoothReliabilityCurve``, ``--metrics SmoothECE``), then by method: a section of
-        one diagram per method for each (band and, for CORP, the decomposition).
+        ``SmoothReliabilityCurve``, ``--metrics SmoothECE``; ``'risk_coverage'``: a
+        ``RiskCoverageCurve``, ``--metrics AURC``...), then by method: a section for each
+        (one diagram per method, with its band; the risk-coverage curves on one).
+    group_tables : mapping of str to CalibrationTable, optional
+        Each group's pooled top-label table (``report --groups``, with the document's
+        ``groups`` entry): the per-group table and a reliability diagram per group.
 
     Returns
     -------
@@ -179,6 +187,7 @@ def render_report(
         ),
         _per_class_section(results),
         _grid_section(grids, figures),
+        _group_section(report.get("groups"), group_tables or {}, figures),
         _footer(report),
     ]
     return _page(f"Calibration report: {name}", body)
@@ -828,6 +837,83 @@ def _grid_section(grids: dict[str, CalibrationTable], figures: _Figures) -> str:
                 )
             )
     return "".join(parts)
+
+
+def _group_section(
+    entry: Mapping[str, Any] | None, tables: Mapping[str, CalibrationTable], figures: _Figures
+) -> str:
+    """``--groups``: each group's count and metrics, the worst group, a diagram per group."""
+    if not entry:
+        return ""
+    names, metrics = list(entry["names"]), dict(entry["metrics"])
+    head = "".join(f"<th>{_text(metric)}</th>" for metric in metrics)
+    rows = "".join(
+        f"<tr><th>{_text(name)}</th>{_cell(entry['counts'][row])}"
+        + "".join(_cell(values[row]) for values in metrics.values())
+        + "</tr>"
+        for row, name in enumerate(names)
+    )
+    worst = [
+        f"{_text(metric)}: {_text(found['group'])} ({_text(found['value'])})"
+        for metric, found in entry["worst"].items()
+        if found is not None
+    ]
+    parts = [
+        f"<h2>By group ({_text(entry['column'])})</h2>",
+        f'<p class="note">The uncalibrated predictions of each group of rows; the worst '
+        f"group (largest value) of each metric: {'; '.join(worst) or 'none'}.</p>",
+        f'<div class="scroll"><table id="groups"><thead><tr><th>group</th><th>count</th>'
+        f"{head}</tr></thead><tbody>{rows}</tbody></table></div>",
+    ]
+    drawn = _drawn_groups(tables)
+    if drawn:
+        note = (
+            ""
+            if len(drawn) == len(tables)
+            else (f" Only the {len(drawn)} groups of largest ECE of the {len(tables)} are drawn.")
+        )
+        parts.append(
+            '<p class="note">One reliability diagram per group (x: the mean confidence of '
+            f"a bin, y: its accuracy).{note}</p>"
+        )
+        with _drawing():
+            parts.append(
+                figures.svg(_group_grid(drawn), "Reliability diagram of each group", wide=True)
+            )
+    return "".join(parts)
+
+
+def _drawn_groups(tables: Mapping[str, CalibrationTable]) -> dict[str, CalibrationTable]:
+    """The groups with rows, at most MAX_GRID_CLASSES of them (those of largest ECE)."""
+    filled = {name: table for name, table in tables.items() if table.counts.sum() > 0}
+    if len(filled) <= MAX_GRID_CLASSES:
+        return filled
+    errors = [table.calibration_error(1) for table in filled.values()]
+    chosen = np.sort(np.argsort(errors, kind="stable")[::-1][:MAX_GRID_CLASSES])
+    names = list(filled)
+    return {names[index]: filled[names[index]] for index in chosen}
+
+
+def _group_grid(tables: Mapping[str, CalibrationTable]):
+    n_panels = len(tables)
+    n_columns = min(n_panels, 5)
+    n_rows = math.ceil(n_panels / n_columns)
+    figure = _new_figure(
+        2.5 * n_columns + 0.5, 2.4 * n_rows + 0.9, top=0.7, wspace=0.12, hspace=0.35
+    )
+    grid = figure.subplots(n_rows, n_columns, sharex=True, sharey=True, squeeze=False)
+    for extra in grid.ravel()[n_panels:]:
+        figure.delaxes(extra)
+    for panel, (name, table) in zip(grid.ravel(), tables.items(), strict=False):
+        ReliabilityDiagram.from_table(table, ax=panel)
+        panel.get_legend().remove()
+        panel.set_xlabel("")
+        panel.set_ylabel("")
+        count = _count(table.counts.sum())
+        title = f"{name}: ECE {table.calibration_error(1):.3f}, n = {count}"
+        panel.set_title(_matplotlib_text(title), fontsize="small")
+    figure.suptitle("Reliability by group (uncalibrated)")
+    return figure
 
 
 def _grid_classes(table: CalibrationTable, method: str) -> tuple[np.ndarray | None, str]:

@@ -152,3 +152,20 @@ def blocks(path: Path, options, block_rows: int):
             rows += batch.num_rows
     except (pa.ArrowException, OSError) as error:
         raise ValueError(f"{path} cannot be read ({error}).") from None
+
+
+def column(path: Path, name: str) -> NDArray:
+    """One column of a ``.parquet`` file as a NumPy array (no nulls; text as ``str``)."""
+    pa = _pyarrow()
+    parquet = _open(path)
+    if name not in parquet.schema_arrow.names:
+        names = ", ".join(repr(field) for field in parquet.schema_arrow.names)
+        raise ValueError(f"{path} has no column {name!r} (its columns: {names}).")
+    values = parquet.read(columns=[name]).column(name)
+    _no_nulls(values, name, path, 0)
+    array = values.to_numpy(zero_copy_only=False)
+    if array.dtype == object and (
+        pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+    ):
+        array = array.astype(str)
+    return array

@@ -50,6 +50,7 @@ __all__ = [
     "iter_predictions",
     "load_predictions",
     "load_prob",
+    "read_column",
     "read_predictions",
 ]
 
@@ -242,6 +243,61 @@ def _read(options: _Options) -> tuple[NDArray, NDArray | None]:
     _check_shapes(predictions, labels, options.path, labels_source)
     n_classes = 2 if predictions.ndim == 1 else predictions.shape[1]
     return predictions, iv.labels_from_file(labels, options.classes, n_classes, labels_source)
+
+
+def read_column(path: str | os.PathLike, name: str, *, sep: str | None = None) -> NDArray:
+    """One named array of a ``.npz``, or one column of a ``.csv`` (with a header) or ``.parquet``.
+
+    What ``report --groups`` reads beside the predictions: a value per row (a group label).
+    A ``.csv`` column whose cells are all whole numbers is read as integers, otherwise as
+    text (names compared case-insensitively, as the other columns); a ``.npz`` array and a
+    ``.parquet`` column keep their type.
+
+    Raises
+    ------
+    ValueError
+        When the file has no such array or column, or is of another format.
+    FileNotFoundError
+        When the file does not exist.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        with _open_npz(path) as archive:
+            if name not in archive.files:
+                names = ", ".join(repr(key) for key in archive.files)
+                raise ValueError(f"{path} has no array {name!r} (its arrays: {names}).")
+            return _member(archive, name, path)
+    if suffix == ".csv":
+        return _csv_column(path, name, sep)
+    if suffix == ".parquet":
+        return _parquet.column(path, name)
+    raise ValueError(
+        f"{path}: a column of values per row is read from a .npz (a key), a .csv or a "
+        f".parquet file (a column), not from a {suffix or 'suffix-less'} file."
+    )
+
+
+def _csv_column(path: Path, name: str, sep: str | None) -> NDArray:
+    _check_file(path)
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        lines = [line for line in handle.read().splitlines() if line.strip()]
+    if not lines:
+        raise ValueError(f"{path} is empty.")
+    sep = _csv._separator(path, lines[0]) if sep is None else _csv._check_sep(sep)
+    header = _csv._header(lines[0], sep, path)
+    if header is None or name.lower() not in header:
+        names = "no header" if header is None else "columns " + ", ".join(map(repr, header))
+        raise ValueError(f"{path} has no column {name!r} ({names}).")
+    index = header.index(name.lower())
+    cells = [_csv._cells(line, sep, path) for line in lines[1:]]
+    short = next((number for number, row in enumerate(cells, 2) if len(row) <= index), None)
+    if short is not None:
+        raise ValueError(f"{path} line {short} has no cell in column {name!r}.")
+    values = np.array([row[index].strip() for row in cells])
+    if values.size and all(value.lstrip("-").isdigit() for value in values.tolist()):
+        return values.astype(np.int64)
+    return values
 
 
 def load_prob(path: str | os.PathLike) -> NDArray:

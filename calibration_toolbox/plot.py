@@ -1036,6 +1036,10 @@ class RiskCoverageDisplay(_Display):
         return self
 
 
+#: A curve of a measure's own diagram (``_CURVE_DISPLAYS``): the CORP, smooth and
+#: risk-coverage curves.
+MeasureCurve = CORPReliability | SmoothReliabilityCurve | RiskCoverageCurve
+
 #: How the curve of a measure is drawn, by its type: the display whose ``from_curve``
 #: draws it, and whether the curves of several models share one axes (the risk-coverage
 #: curves) or each has its own (a CORP or smooth diagram carries one model's band).

@@ -57,6 +57,8 @@ LAYERS = (
     ("measures", ("metrics.*",)),
     ("metrics", ("metrics",)),
     ("statistics and streams", ("stats", "streaming")),
+    # A metric per group of rows, and multicalibration: over the bootstrap's table path.
+    ("groups", ("groups",)),
     ("recalibration", ("recalibration.*", "recalibration")),
     ("public API", ("",)),
     # One module per input format, then the suffix table and the bundled example.

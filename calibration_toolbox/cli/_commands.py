@@ -25,6 +25,7 @@ from calibration_toolbox.cli._files import (
     write_npz,
     write_plot,
 )
+from calibration_toolbox.cli._groups import check_groups_request, group_lines, grouped
 from calibration_toolbox.cli._inputs import (
     Part,
     load_inputs,
@@ -64,6 +65,12 @@ __all__ = ["COMMANDS"]
 def _source(request: ReportRequest, warned: Warned):
     """The rows of the report: FILE read in blocks, or read whole (or the example)."""
     if streams(request):
+        if request.report.groups is not None:
+            raise UsageError(
+                "--groups needs FILE read whole, not in blocks (--stream, or arrays above "
+                "128 MiB): the streamed report keeps one table per method, not per group; "
+                "add --in-memory."
+            )
         return InBlocks(request, warned)
     if request.block_rows is not None:
         whole = request.file.path or "the embedded example"
@@ -76,9 +83,13 @@ def _source(request: ReportRequest, warned: Warned):
 
 def run_report(request: ReportRequest, command: Sequence[str]) -> str:
     """``report``: the metrics before and after each method, as a table, JSON or CSV."""
+    check_groups_request(request)
     warned = Warned()
     with warned.of_file():
-        result = build_report(_source(request, warned), command, warned)
+        source = _source(request, warned)
+        result = build_report(source, command, warned)
+        if request.report.groups is not None:
+            result.document["groups"], result.group_tables = grouped(request, source.inputs)
     result.document["warnings"] = warned.file
     output = request.output
     with batch() as outputs:  # the text too, before any file replaces its target
@@ -88,7 +99,12 @@ def run_report(request: ReportRequest, command: Sequence[str]) -> str:
             write_html(outputs, output.html, result)
         if output.format == "json":
             return json.dumps(result.document, indent=2, allow_nan=False)
-        return csv_text(result) if output.format == "csv" else table_text(result)
+        if output.format == "csv":
+            return csv_text(result)
+        text = table_text(result)
+        if "groups" in result.document:
+            text = "\n".join([text, *group_lines(result.document["groups"])])
+        return text
 
 
 def _read_to_calibrate(file: FileOptions) -> Part:

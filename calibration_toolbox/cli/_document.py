@@ -45,14 +45,13 @@ from calibration_toolbox.cli._warned import Warned
 from calibration_toolbox.metrics import (
     CalibrationTable,
     RiskCoverageCurve,
-    SmoothReliabilityCurve,
     calibration_table,
     risk_coverage_curve,
     smooth_reliability_curve,
 )
+from calibration_toolbox.plot import MeasureCurve
 from calibration_toolbox.scores import Scores
 from calibration_toolbox.stats import (
-    CORPReliability,
     bootstrap,
     corp_reliability,
     ks_test,
@@ -98,10 +97,9 @@ def _risk_coverage(prob, labels, *, logits: bool, random_state: int) -> RiskCove
     return risk_coverage_curve(prob, labels, logits=logits)
 
 
-Curve = CORPReliability | SmoothReliabilityCurve | RiskCoverageCurve
 #: The curve of each diagram of a measure (``Metric.diagram``), as ``--plot`` and ``--html``
 #: draw it: ``curve(prob, labels, logits=..., random_state=...)``, its band resampled.
-CURVES: dict[str, Callable[..., Curve]] = {
+CURVES: dict[str, Callable[..., MeasureCurve]] = {
     "corp": partial(corp_reliability, n_resamples=DIAGRAM_RESAMPLES),
     "smooth": partial(smooth_reliability_curve, n_resamples=DIAGRAM_RESAMPLES),
     "risk_coverage": _risk_coverage,
@@ -117,8 +115,10 @@ class Report:
     notes: list[str]
     tables: dict[str, CalibrationTable] = field(default_factory=dict)
     class_tables: dict[str, CalibrationTable] | None = None
-    curves: dict[str, dict[str, Curve]] = field(default_factory=dict)
+    curves: dict[str, dict[str, MeasureCurve]] = field(default_factory=dict)
     """The curves of the diagrams (``ReportOptions.diagrams``): diagram -> method -> curve."""
+    group_tables: dict[str, CalibrationTable] | None = None
+    """Each group's top-label table of the uncalibrated predictions (``--groups``)."""
 
 
 def _number(value: float) -> float | None:

@@ -88,7 +88,13 @@ def html_page(report: Report) -> str:
     own diagrams.
     """
     render_report = _renderer("render_report")
-    return render_report(report.document, report.tables, report.class_tables, report.curves)
+    return render_report(
+        report.document,
+        report.tables,
+        report.class_tables,
+        report.curves,
+        group_tables=report.group_tables,
+    )
 
 
 def write_html(outputs: Batch, path: str, report: Report) -> None:

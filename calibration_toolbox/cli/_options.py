@@ -100,6 +100,8 @@ class ReportOptions:
     diagrams: tuple[str, ...] = ()
     """The curves to compute for their diagrams (``Metric.diagram``: ``'corp'``, ``'smooth'``):
     those of the metrics reported, with ``--plot`` or ``--html``."""
+    groups: str | None = None
+    """``--groups``: the column (or ``.npz`` array) of the group of each row."""
 
 
 @dataclass(frozen=True)
@@ -384,6 +386,7 @@ def report_request(args: argparse.Namespace) -> ReportRequest:
         ci=args.ci,
         n_resamples=200 if args.n_resamples is None else args.n_resamples,
         seed=0 if args.seed is None else args.seed,
+        groups=args.groups,
     )
     return ReportRequest(
         file=_file_options(args, args.path),

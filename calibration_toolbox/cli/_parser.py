@@ -306,6 +306,11 @@ def _add_report(commands) -> None:
     )
     report.add_argument("--metrics", metavar="NAMES", help="comma-separated metric names")
     report.add_argument("--per-class", action="store_true", help="a table of every class")
+    report.add_argument(
+        "--groups",
+        metavar="COLUMN",
+        help="metrics per group: a column (.npz key) of FILE",
+    )
     report.add_argument("--ci", action="store_true", help="95 %% bootstrap intervals")
     report.add_argument(
         "--n-resamples", type=_positive_int, metavar="R", help="bootstrap resamples (200)"

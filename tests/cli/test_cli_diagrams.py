@@ -37,9 +37,9 @@ def _pages(monkeypatch) -> list[dict]:
     seen = []
     render = html.render_report
 
-    def recording(document, tables, class_tables=None, curves=None):
+    def recording(document, tables, class_tables=None, curves=None, **others):
         seen.append(curves)
-        return render(document, tables, class_tables, curves)
+        return render(document, tables, class_tables, curves, **others)
 
     monkeypatch.setattr(html, "render_report", recording)
     return seen

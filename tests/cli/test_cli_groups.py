@@ -1,0 +1,167 @@
+"""``calibration-toolbox report FILE --groups COLUMN``: the metrics per group, text, JSON, HTML.
+
+In-process through ``main([...])``: every number is the API's ``by_group`` of the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from calibration_toolbox import ECE, SCE, brier_score, by_group, negative_log_likelihood
+from calibration_toolbox.cli import main
+from tests.conftest import synthetic_example
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """600 rows of the example, with a group per row: a .npz key, a .csv column."""
+    folder = tmp_path_factory.mktemp("groups")
+    example = synthetic_example()
+    prob, labels = example.prob[:600], example.labels[:600]
+    # Numbers: the .csv reader reads every cell but the labels as a number.
+    regions = np.array([10, 20, 30, 40])[np.arange(600) % 4]
+    np.savez(folder / "p.npz", probs=prob, labels=labels, region=np.arange(600) % 3)
+    np.savez(folder / "z.npz", logits=example.logits[:600], labels=labels, region=labels % 4)
+    header = ",".join([f"p{k}" for k in range(prob.shape[1])] + ["label", "region"])
+    with open(folder / "p.csv", "w") as handle:
+        handle.write(header + "\n")
+        for row, label, region in zip(prob, labels, regions, strict=True):
+            handle.write(",".join(repr(float(v)) for v in row) + f",{label},{region}\n")
+    return folder, prob, labels, regions
+
+
+def _run(capsys, *args) -> str:
+    assert main(["report", *map(str, args)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    return captured.out
+
+
+def _error(capsys, *args) -> str:
+    assert main(["report", *map(str, args)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert captured.out == "" and len(lines) == 1, lines
+    assert lines[0].startswith("calibration-toolbox: error: ")
+    return lines[0]
+
+
+def test_json_groups_are_the_apis_by_group(files, capsys):
+    folder, prob, labels, _ = files
+    document = json.loads(
+        _run(
+            capsys, folder / "p.npz", "--groups", "region", "--metrics", "ECE,SCE,Brier", "--json"
+        )
+    )
+    entry = document["groups"]
+    groups = np.arange(600) % 3
+    assert entry["column"] == "region" and entry["names"] == [0, 1, 2]
+    assert entry["counts"] == [200, 200, 200]
+    for name, metric in (("ECE", ECE), ("SCE", SCE), ("Brier", brier_score)):
+        expected = by_group(
+            metric, prob, labels, groups, **({} if metric is brier_score else {"bins": 15})
+        )
+        assert_allclose(entry["metrics"][name], expected.values, rtol=1e-12)
+        assert entry["worst"][name] == {
+            "group": expected.worst_name,
+            "value": expected.worst_value,
+        }
+
+
+def test_logits_give_the_nll_of_the_logits(files, capsys):
+    folder, _, labels, _ = files
+    logits = synthetic_example().logits[:600]
+    document = json.loads(
+        _run(
+            capsys,
+            folder / "z.npz",
+            "--logits",
+            "--groups",
+            "region",
+            "--metrics",
+            "NLL",
+            "--json",
+        )
+    )
+    expected = by_group(negative_log_likelihood, logits, labels, labels % 4, logits=True)
+    assert_allclose(document["groups"]["metrics"]["NLL"], expected.values, rtol=1e-12)
+
+
+def test_text_table_of_a_csv_column(files, capsys):
+    folder, prob, labels, regions = files
+    text = _run(
+        capsys, folder / "p.csv", "--prob-column", "p*", "--groups", "region", "--metrics", "ECE"
+    )
+    expected = by_group(ECE, prob, labels, regions)
+    assert "by group (--groups region): 4 groups" in text
+    for name, value in zip(expected.names, expected.values, strict=True):
+        assert any(
+            line.split()[:1] == [str(name)] and f"{value:.5f}" in line
+            for line in text.splitlines()
+        )
+    assert f"worst ECE: {expected.worst_name} ({expected.worst_value:.5f})" in text
+
+
+def test_html_has_the_group_table_and_a_diagram_per_group(files, capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    folder = files[0]
+    page = tmp_path / "groups.html"
+    _run(capsys, folder / "p.npz", "--groups", "region", "--metrics", "ECE", "--html", page)
+    text = page.read_text()
+    assert '<table id="groups">' in text and "By group (region)" in text
+    assert 'aria-label="Reliability diagram of each group"' in text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--stream"], "--groups needs FILE read whole, not in blocks"),
+        (["--format", "csv"], "not in CSV"),
+        (["--method", "temperature"], "not with --method"),
+        (["--groups", "nope"], "has no array 'nope'"),
+        (["--groups", "labels", "--labels-key", "labels"], None),
+    ],
+)
+def test_refusals_are_one_line(files, capsys, arguments, message):
+    folder = files[0]
+    arguments = arguments if "--groups" in arguments else ["--groups", "region", *arguments]
+    if message is None:  # the labels as groups: a valid call, not a refusal
+        _run(capsys, folder / "p.npz", *arguments)
+        return
+    assert message in _error(capsys, folder / "p.npz", *arguments)
+
+
+def test_a_csv_needs_its_prediction_columns_named(files, capsys):
+    assert "needs --prob-column" in _error(capsys, files[0] / "p.csv", "--groups", "region")
+
+
+def test_groups_of_another_length_are_refused(files, capsys, tmp_path):
+    _, prob, labels, _ = files
+    np.savez(tmp_path / "short.npz", probs=prob, labels=labels, region=np.zeros(5))
+    line = _error(capsys, tmp_path / "short.npz", "--groups", "region")
+    assert "not one per row (600 rows)" in line
+
+
+def test_the_embedded_example_has_no_column(capsys):
+    assert "the embedded example has none" in _error(capsys, "--groups", "region")
+
+
+def test_a_parquet_column_of_names(files, capsys, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    _, prob, labels, _ = files
+    names = np.array(["north", "south", "east"])[np.arange(600) % 3]
+    columns = {f"p{k}": prob[:, k] for k in range(prob.shape[1])}
+    table = pa.table({**columns, "label": labels, "region": names})
+    pq.write_table(table, tmp_path / "p.parquet")
+    document = json.loads(
+        _run(capsys, tmp_path / "p.parquet", "--prob-column", "p*", "--groups", "region", "--json")
+    )
+    expected = by_group(ECE, prob, labels, names)
+    assert document["groups"]["names"] == ["east", "north", "south"]
+    assert_allclose(document["groups"]["metrics"]["ECE"], expected.values, rtol=1e-12)
