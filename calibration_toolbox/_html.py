@@ -269,10 +269,7 @@ def _comparison_facts(comparison: Mapping[str, Any]) -> str:
         ("bootstrap resamples", comparison.get("n_resamples")),
         ("seed", comparison.get("seed")),
     ]
-    items = "".join(
-        f"<dt>{term}</dt><dd>{_text(value)}</dd>" for term, value in facts if value is not None
-    )
-    return f'<dl class="facts">{items}</dl>'
+    return _fact_list(facts)
 
 
 def _comparison_warnings(comparison: Mapping[str, Any]) -> str:
@@ -466,6 +463,14 @@ def _matplotlib_text(text: str) -> str:
 # --------------------------------------------------------------------------- sections
 
 
+def _fact_list(facts: list[tuple[str, object]]) -> str:
+    """The facts (term, value) that have a value, as the page's definition list."""
+    items = "".join(
+        f"<dt>{term}</dt><dd>{_text(value)}</dd>" for term, value in facts if value is not None
+    )
+    return f'<dl class="facts">{items}</dl>'
+
+
 def _facts(report: Mapping[str, Any]) -> str:
     """What the numbers are about: file, input, classes, rows, fit and bins."""
     facts = [
@@ -478,10 +483,7 @@ def _facts(report: Mapping[str, Any]) -> str:
         ("bins", report.get("bins")),
         ("bins chosen by", report.get("bins_rule")),
     ]
-    items = "".join(
-        f"<dt>{term}</dt><dd>{_text(value)}</dd>" for term, value in facts if value is not None
-    )
-    return f'<dl class="facts">{items}</dl>'
+    return _fact_list(facts)
 
 
 def _warnings_of(entry: Mapping[str, Any]) -> list[str]:
