@@ -163,7 +163,7 @@ def column(path: Path, name: str) -> NDArray:
         raise ValueError(f"{path} has no column {name!r} (its columns: {names}).")
     values = parquet.read(columns=[name]).column(name)
     _no_nulls(values, name, path, 0)
-    array = values.to_numpy(zero_copy_only=False)
+    array = values.to_numpy()  # a ChunkedArray: pyarrow 10's takes no zero_copy_only
     if array.dtype == object and (
         pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
     ):
