@@ -12,9 +12,9 @@ import os
 import numpy as np
 
 from calibration_toolbox._atomic import Batch
+from calibration_toolbox._html import render_comparison, render_report
 from calibration_toolbox.cli._compare import Comparison
 from calibration_toolbox.cli._document import Report
-from calibration_toolbox.cli._parser import UsageError
 from calibration_toolbox.plot import _CURVE_DISPLAYS, ReliabilityDiagram, _draw_curve, _pyplot
 from calibration_toolbox.recalibration import Recalibrator
 
@@ -66,28 +66,13 @@ def write_plot(outputs: Batch, path: str, report: Report) -> None:
         plt.close(figure)
 
 
-def _renderer(name: str):
-    """The ``_html`` renderer ``name``, imported here (lazily: matplotlib), or a usage error."""
-    try:
-        from calibration_toolbox import _html
-    except ModuleNotFoundError as error:
-        if error.name != "calibration_toolbox._html":
-            raise
-        raise UsageError(
-            "--html needs the HTML renderer (calibration_toolbox._html), which this "
-            "installation lacks."
-        ) from None
-    return getattr(_html, name)
-
-
 def html_page(report: Report) -> str:
-    """The HTML page of the report, by the ``html`` renderer (imported here, lazily).
+    """The HTML page of the report (``_html.render_report``; matplotlib imported lazily).
 
     ``tables`` maps each method to its top-label table and ``class_tables`` to its
     class-wise table (None with ``--scores``); ``curves`` the curves of the measures'
     own diagrams.
     """
-    render_report = _renderer("render_report")
     return render_report(
         report.document,
         report.tables,
@@ -104,5 +89,4 @@ def write_html(outputs: Batch, path: str, report: Report) -> None:
 
 def write_comparison_html(outputs: Batch, path: str, comparison: Comparison) -> None:
     """The HTML page of ``compare`` (both diagrams overlaid), into ``outputs``."""
-    render_comparison = _renderer("render_comparison")
     outputs.write(path, render_comparison(comparison.document, comparison.tables))
