@@ -33,6 +33,7 @@ from scipy.special import log_expit
 
 from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
+from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._rows import CACHE_BLOCK_ELEMENTS, row_blocks
 from calibration_toolbox.binning import assign_bins, is_uniform
 from calibration_toolbox.metrics._table import CalibrationTable, Norm, reduce_tables
@@ -44,26 +45,25 @@ __all__ = [
     "multilabel_log_loss",
 ]
 
-_INPUTS = """prob : array-like, shape (N, K)
+_INPUTS = """\
+    prob : array-like, shape (N, K)
         Per-label probabilities P(label k = 1), rows not normalised (one sigmoid per
         label); with ``logits=True``, per-label logits (their sigmoid is taken, never a
         softmax).  One label: a single column (N, 1).
     labels : array-like of 0/1 or bool, shape (N, K)
         The label matrix: ``labels[i, k]`` is 1 where label k applies to row i.  (N,)
         class labels are refused (a multiclass task: ECE, SCE, brier_score, ...), and so
-        are one-hot rows beside probability rows that sum to 1 (a softmax)."""
-_KEYWORDS = """logits : bool, default False
+        are one-hot rows beside probability rows that sum to 1 (a softmax).
+"""
+_KEYWORDS = """\
+    logits : bool, default False
         ``prob`` holds per-label logits.
     sample_weight : array-like, shape (N,), optional
         Non-negative weight of each row, given to each of its K (probability, target)
-        pairs; integer weights equal duplicated rows."""
-
-
-def _doc(function):
-    function.__doc__ = function.__doc__.replace("{inputs}", _INPUTS).replace(
-        "{keywords}", _KEYWORDS
-    )
-    return function
+        pairs; integer weights equal duplicated rows.
+"""
+#: The shared parameters, at any indentation (Python 3.13 strips a docstring's own).
+_doc = with_fragments({"{inputs}": _INPUTS, "{keywords}": _KEYWORDS})
 
 
 @_registry.metric("multilabel_calibration_table")
