@@ -10,7 +10,7 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.image  # noqa: E402
 
-import calibration_toolbox._html as html  # noqa: E402
+import calibration_toolbox.cli._files as html  # noqa: E402  (the page is rendered from there)
 from calibration_toolbox import TemperatureScaling, smooth_reliability_curve  # noqa: E402
 from calibration_toolbox.cli import main  # noqa: E402
 from calibration_toolbox.cli._document import CURVES, DIAGRAM_RESAMPLES  # noqa: E402

@@ -82,7 +82,7 @@ def test_the_risk_coverage_section_draws_every_method_in_one_figure():
 
 
 def test_the_command_line_draws_the_risk_coverage_curves(tmp_path, monkeypatch):
-    import calibration_toolbox._html as html
+    import calibration_toolbox.cli._files as html  # the page is rendered from there
 
     rng = np.random.default_rng(4)
     logits = rng.normal(size=(400, 3)) * 3
