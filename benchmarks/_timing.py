@@ -28,6 +28,15 @@ def best_time(function, repeat: int) -> float:
     return min(run_times(function, repeat))
 
 
+def alternated_times(ours, floor, repeat: int) -> tuple[list[float], list[float]]:
+    """``repeat`` times of ``ours()`` and of ``floor()``, timed in alternation (one load)."""
+    ours_times, floor_times = [], []
+    for _ in range(repeat):
+        ours_times += run_times(ours, 1)
+        floor_times += run_times(floor, 1)
+    return ours_times, floor_times
+
+
 def paired_times(ours, floor, repeat: int) -> tuple[float, float, float, tuple[float, float]]:
     """``ours()`` and ``floor()`` timed in alternation, ``repeat`` pairs after one warm-up.
 
@@ -35,10 +44,7 @@ def paired_times(ours, floor, repeat: int) -> tuple[float, float, float, tuple[f
     75th percentiles: a ratio taken within a pair sees the same load on a shared machine.
     """
     ours(), floor()
-    ours_times, floor_times = [], []
-    for _ in range(repeat):
-        ours_times += run_times(ours, 1)
-        floor_times += run_times(floor, 1)
+    ours_times, floor_times = alternated_times(ours, floor, repeat)
     ratios = np.divide(ours_times, floor_times)
     low, high = np.percentile(ratios, [25, 75])
     return (

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-from _timing import run_times
+from _timing import alternated_times
 
 from calibration_toolbox import (
     AUGRC,
@@ -49,19 +49,10 @@ def _cases(prob_or_scores, labels, weights=None):
     return cases
 
 
-def _best_pair(ours, floor, repeat: int) -> tuple[float, float]:
-    """The best of ``repeat`` rounds of each, the two timed in alternation (one load)."""
-    ours_times, floor_times = [], []
-    for _ in range(repeat):
-        ours_times += run_times(ours, 1)
-        floor_times += run_times(floor, 1)
-    return min(ours_times), min(floor_times)
-
-
 def _report(title, floor, cases, repeat):
     print(f"{title}: best of {repeat} rounds, each measure beside its floor")
     for name, function in cases.items():
-        seconds, floor_seconds = _best_pair(function, floor, repeat)
+        seconds, floor_seconds = map(min, alternated_times(function, floor, repeat))
         ratio = seconds / floor_seconds
         times = f"{seconds * 1e3:8.1f} ms  floor {floor_seconds * 1e3:6.1f}"
         print(f"  {name:<36} {times}  ratio {ratio:5.2f}")
