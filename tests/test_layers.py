@@ -15,6 +15,7 @@ A module that no layer names fails (b): declare it where it belongs.
 from __future__ import annotations
 
 import ast
+import importlib.util
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import NamedTuple
@@ -22,7 +23,8 @@ from typing import NamedTuple
 import pytest
 
 PACKAGE = "calibration_toolbox"
-SOURCE = Path(__file__).resolve().parents[1] / PACKAGE
+# The package that is imported: the checkout's, or the installed wheel's in CI's wheel leg.
+SOURCE = Path(importlib.util.find_spec(PACKAGE).origin).parent
 
 #: Bottom to top: a module imports modules of its own layer or of the layers before it.
 #: Names are relative to the package ("" is the package itself), ``fnmatch`` patterns.
