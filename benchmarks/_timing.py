@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import time
 import tracemalloc
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,22 +38,59 @@ def alternated_times(ours, floor, repeat: int) -> tuple[list[float], list[float]
     return ours_times, floor_times
 
 
-def paired_times(ours, floor, repeat: int) -> tuple[float, float, float, tuple[float, float]]:
-    """``ours()`` and ``floor()`` timed in alternation, ``repeat`` pairs after one warm-up.
+class Ratio(NamedTuple):
+    """Our call against its floor, timed in alternation in one run (seconds and ratios)."""
 
-    Returns the median times of each, the median of the per-pair ratios and their 25th and
-    75th percentiles: a ratio taken within a pair sees the same load on a shared machine.
-    """
+    ours_best: float
+    floor_best: float
+    ours_median: float
+    floor_median: float
+    best: float
+    """``ours_best / floor_best``: each at its least disturbed."""
+    median: float
+    """The median of the per-round ratios (a round's two calls see the same load)."""
+    low: float
+    high: float
+    """The 25th and 75th percentiles of the per-round ratios: the spread."""
+
+    def text(self) -> str:
+        return (
+            f"{self.ours_best * 1e3:9.1f} ms  floor {self.floor_best * 1e3:8.1f} ms  "
+            f"best {self.best:6.2f}x  median {self.median:6.2f}x "
+            f"[{self.low:.2f}, {self.high:.2f}]"
+        )
+
+
+def interleaved_ratio(ours, floor, repeat: int) -> Ratio:
+    """``ours()`` and ``floor()`` timed in alternation, ``repeat`` rounds after one warm-up."""
     ours(), floor()
     ours_times, floor_times = alternated_times(ours, floor, repeat)
     ratios = np.divide(ours_times, floor_times)
     low, high = np.percentile(ratios, [25, 75])
-    return (
+    return Ratio(
+        min(ours_times),
+        min(floor_times),
         float(np.median(ours_times)),
         float(np.median(floor_times)),
+        min(ours_times) / min(floor_times),
         float(np.median(ratios)),
-        (float(low), float(high)),
+        float(low),
+        float(high),
     )
+
+
+def paired_times(ours, floor, repeat: int) -> tuple[float, float, float, tuple[float, float]]:
+    """The median times of ``ours()`` and ``floor()`` timed in alternation, the median of the
+    per-pair ratios and their 25th and 75th percentiles (see :func:`interleaved_ratio`)."""
+    ratio = interleaved_ratio(ours, floor, repeat)
+    return ratio.ours_median, ratio.floor_median, ratio.median, (ratio.low, ratio.high)
+
+
+def print_ratios(cases: dict, floor, floor_name: str, repeat: int, width: int = 42) -> None:
+    """One line per case: best times, best ratio, median ratio and spread to ``floor()``."""
+    print(f"  ratios to {floor_name}, {repeat} alternating rounds (best, median [25%, 75%])")
+    for name, call in cases.items():
+        print(f"  {name:<{width}} {interleaved_ratio(call, floor, repeat).text()}")
 
 
 def peak_memory(function) -> int:
