@@ -5,11 +5,13 @@ imported before them.
 """
 
 import ast
+import importlib.util
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "calibration_toolbox"
+# The package that is imported: the checkout's, or the installed wheel's in CI's wheel leg.
+PACKAGE = Path(importlib.util.find_spec("calibration_toolbox").origin).parent
 # The layers of the binned engine, lowest first: each may import only those before it.
 LAYERS = ["_options", "_intervals", "_table", "_scoresets", "_kernels", "_engine", "gce"]
 
