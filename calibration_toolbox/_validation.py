@@ -36,8 +36,8 @@ from typing import Callable, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import expit, softmax
 
+from calibration_toolbox import _scipy
 from calibration_toolbox._arrays import as_numpy, as_real_array
 from calibration_toolbox._errors import InputError, InputTypeError, Name, Text, within
 from calibration_toolbox._limits import MAX_BINS, MAX_FIT_LOGIT, MAX_TABLE_CELLS
@@ -508,7 +508,7 @@ def _checked_pairs(
     """(score, target) pairs: scores in [0, 1] (or finite log-odds), targets in {0, 1}."""
     if check_logits_flag(logits, renormalize):
         log_odds = _predicted_logits(_one_score_per_row(scores.values), "Scores")
-        array = expit(log_odds)
+        array = _scipy.special.expit(log_odds)
     else:
         if renormalize:
             raise InputError(
@@ -575,7 +575,7 @@ def _probability_rows(
     Logits go through the softmax; a binary column is expanded to ``[1 - p, p]``.
     """
     if check_logits_flag(logits, renormalize):
-        array = softmax(check_predicted_logits(prob, name), axis=1)
+        array = _scipy.special.softmax(check_predicted_logits(prob, name), axis=1)
         return array, ROW_SUM_TOLERANCE[array.dtype]
     array, source_dtype = _as_float_array(prob, name, "probabilities")
     if array.ndim == 1:
@@ -884,7 +884,7 @@ def check_multilabel(prob: ArrayLike, labels: ArrayLike, *, logits: object) -> M
     if logits:
         # one logit per label: warned about when every value lies in [0, 1], as 1-D logits
         log_odds = _predicted_logits(array.reshape(-1), "prob").reshape(array.shape)
-        return MultiLabel(expit(log_odds), targets, log_odds)
+        return MultiLabel(_scipy.special.expit(log_odds), targets, log_odds)
     _check_range(array, "prob")
     _refuse_one_hot_softmax(array, targets)
     return MultiLabel(array, targets, None)

@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import softmax
+
+from calibration_toolbox import _scipy
 
 __all__ = ["Example", "load_example", "make_overconfident"]
 
@@ -48,7 +49,7 @@ class Example(NamedTuple):
     @property
     def prob(self) -> NDArray:
         """Softmax of the logits."""
-        return softmax(self.logits, axis=1)
+        return _scipy.special.softmax(self.logits, axis=1)
 
 
 def make_overconfident(
@@ -75,7 +76,7 @@ def make_overconfident(
     rng = np.random.default_rng(seed)
     centres = rng.integers(0, n_classes, n_samples)
     latent = rng.normal(size=(n_samples, n_classes)) + 2.5 * np.eye(n_classes)[centres]
-    prob = softmax(latent, axis=1)
+    prob = _scipy.special.softmax(latent, axis=1)
     # inverse-CDF sampling of one label per row from its own distribution
     draws = rng.uniform(size=(n_samples, 1))
     labels = np.minimum((prob.cumsum(axis=1) < draws).sum(axis=1), n_classes - 1)

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import ndtr, ndtri, stdtr, stdtrit
 
 from calibration_toolbox import _registry as registry
+from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._arrays import is_dask_input
 from calibration_toolbox._docstrings import with_fragments
@@ -395,12 +395,12 @@ def _bca_levels(
     """Adjusted lower and upper levels of the BCa interval (Efron 1987)."""
     # Bias correction from the share of the distribution below the estimate, ties halved.
     below = np.count_nonzero(distribution < estimate) + np.count_nonzero(distribution <= estimate)
-    bias = ndtri(below / (2 * len(distribution)))
+    bias = _scipy.special.ndtri(below / (2 * len(distribution)))
     deviations = jackknife.mean() - jackknife
     spread = np.sum(deviations**2)
     acceleration = np.sum(deviations**3) / (6 * spread**1.5) if spread > 0 else 0.0
-    z = ndtri(np.array([alpha / 2, 1 - alpha / 2]))
-    return ndtr(bias + (bias + z) / (1 - acceleration * (bias + z)))
+    z = _scipy.special.ndtri(np.array([alpha / 2, 1 - alpha / 2]))
+    return _scipy.special.ndtr(bias + (bias + z) / (1 - acceleration * (bias + z)))
 
 
 def _interval(method, distribution, estimate, alpha, jackknife) -> ConfidenceInterval:
@@ -959,7 +959,7 @@ def _t_test(mean: float, error: float, df: int) -> tuple[float, float]:
     """Student's t and its two-sided p-value; differences all equal have no spread."""
     if error > 0:
         statistic = mean / error
-        return statistic, float(2 * stdtr(df, -abs(statistic)))
+        return statistic, float(2 * _scipy.special.stdtr(df, -abs(statistic)))
     if mean == 0:  # every difference 0: no evidence of any difference
         return 0.0, 1.0
     return float(np.copysign(np.inf, mean)), 0.0
@@ -969,11 +969,9 @@ def _wilcoxon_test(differences: NDArray) -> tuple[float, float]:
     """SciPy's signed-rank test (its defaults: zeros dropped, exact or normal p-value)."""
     if not np.any(differences):  # every difference 0: nothing to rank
         return 0.0, 1.0
-    # Imported here: scipy.stats costs the command line 0.7 s and 22 MB at start-up (see
-    # tests/cli/test_cli.py), and only this test needs it.
-    from scipy.stats import wilcoxon
-
-    result = wilcoxon(differences)
+    # scipy.stats costs the command line 0.7 s and 22 MB at start-up (see
+    # tests/cli/test_cli.py): _scipy imports it here, when this test first asks for it.
+    result = _scipy.stats.wilcoxon(differences)
     return float(result.statistic), float(result.pvalue)
 
 
@@ -1132,7 +1130,7 @@ def paired_score_test(
         statistic, pvalue = _t_test(mean, error, df)
     else:
         statistic, pvalue = _wilcoxon_test(differences)
-    half = float(stdtrit(df, 0.5 + confidence_level / 2)) * error
+    half = float(_scipy.special.stdtrit(df, 0.5 + confidence_level / 2)) * error
     return PairedScoreTestResult(
         statistic,
         pvalue,
@@ -1565,7 +1563,7 @@ def _max_abs_brownian_sf(x: float) -> float:
         cdf = 4 / np.pi * np.sum(signs / odd * np.exp(-((odd * np.pi / x) ** 2) / 8))
         return float(1 - cdf)
     signs = (-1.0) ** (_IMAGE_TERMS + 1)
-    return float(4 * np.sum(signs * ndtr(-(2 * _IMAGE_TERMS - 1) * x)))
+    return float(4 * np.sum(signs * _scipy.special.ndtr(-(2 * _IMAGE_TERMS - 1) * x)))
 
 
 def _brownian_range_sf(x: float) -> float:
@@ -1584,12 +1582,12 @@ def _brownian_range_sf(x: float) -> float:
         weights = 8 / x**2 + 2 / (half * np.pi) ** 2
         return float(1 - np.sum(weights * np.exp(-2 * (half * np.pi / x) ** 2)))
     signs = (-1.0) ** (_IMAGE_TERMS - 1)
-    return float(8 * np.sum(signs * _IMAGE_TERMS * ndtr(-_IMAGE_TERMS * x)))
+    return float(8 * np.sum(signs * _IMAGE_TERMS * _scipy.special.ndtr(-_IMAGE_TERMS * x)))
 
 
 def _two_sided_normal_sf(z: float) -> float:
     r""":math:`P(|Z| \ge |z|) = 2 \bar\Phi(|z|)` for a standard normal Z."""
-    return 2 * float(ndtr(-abs(z)))
+    return 2 * float(_scipy.special.ndtr(-abs(z)))
 
 
 def _weighted_mean(values: NDArray, weights: NDArray | None) -> float:

@@ -31,7 +31,7 @@ SOURCE = Path(importlib.util.find_spec(PACKAGE).origin).parent
 LAYERS = (
     # Leaves: facts that know no other module (block sizes and the scan, the input errors
     # and warnings, types, docstring pieces, the Scores wrapper, the key names of files,
-    # what a metric is, the one atomic writer).
+    # what a metric is, the one atomic writer, SciPy's submodules when first used).
     (
         "leaves",
         (
@@ -45,6 +45,7 @@ LAYERS = (
             "_columns",
             "_limits",
             "_atomic",
+            "_scipy",
         ),
     ),
     # Facts of one array-like value, over the leaves.

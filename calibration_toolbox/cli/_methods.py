@@ -14,9 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, softmax
 
-from calibration_toolbox import recalibration
+from calibration_toolbox import _scipy, recalibration
 from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning
 from calibration_toolbox.recalibration import Recalibrator
 
@@ -127,7 +126,11 @@ def method_input(predictions: np.ndarray, method: Method, logits: bool) -> np.nd
         return predictions
     values = np.asarray(predictions, dtype=np.float64)
     if method.needs == "probabilities":
-        return expit(values) if values.ndim == 1 else softmax(values, axis=1)
+        return (
+            _scipy.special.expit(values)
+            if values.ndim == 1
+            else _scipy.special.softmax(values, axis=1)
+        )
     if values.ndim == 1:
         return np.log(np.maximum(values, _LOG_FLOOR)) - np.log(np.maximum(1 - values, _LOG_FLOOR))
     return np.log(np.maximum(values, _LOG_FLOOR))

@@ -16,8 +16,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import betaincinv, ndtri
 
+from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
 
 __all__ = ["ConfidenceInterval", "accuracy_intervals", "calibrated_bands", "check_confidence"]
@@ -48,7 +48,9 @@ def accuracy_intervals(
     counts = counts[nonempty]
     successes = np.clip(target_sums[nonempty], 0.0, counts)  # rounding of sums
     if method == "wilson":
-        low[nonempty], high[nonempty] = _wilson(successes, counts, float(ndtri(1 - alpha / 2)))
+        low[nonempty], high[nonempty] = _wilson(
+            successes, counts, float(_scipy.special.ndtri(1 - alpha / 2))
+        )
     else:
         low[nonempty], high[nonempty] = _clopper_pearson(successes, counts, alpha)
     return ConfidenceInterval(low, high)
@@ -87,13 +89,11 @@ def calibrated_bands(
 
 def _binomial_quantile(q: float, n: NDArray, p: NDArray) -> NDArray:
     """``min{k : F(k; n, p) >= q}``: SciPy's up to :data:`EXACT_BAND_COUNT`, approximated above."""
-    # scipy.stats takes 0.5 s to import here: imported when a band is asked for, so that
-    # importing the package does not pay for it.
-    from scipy.stats import binom
-
+    # scipy.stats takes 0.5 s to import: _scipy imports it when a band is first asked for,
+    # so that importing the package does not pay for it.
     quantile = np.empty_like(n)
     exact = n <= EXACT_BAND_COUNT
-    quantile[exact] = binom.ppf(q, n[exact], p[exact])
+    quantile[exact] = _scipy.stats.binom.ppf(q, n[exact], p[exact])
     quantile[~exact] = _large_count_quantile(q, n[~exact], p[~exact])
     return quantile
 
@@ -108,17 +108,15 @@ def _large_count_quantile(q: float, n: NDArray, p: NDArray) -> NDArray:
     (``sigma^2 = n p (1 - p)``, error of order ``1 / sigma``).  The band's relative
     resolution at such counts, one count in 1e12, is far below its width.
     """
-    from scipy.stats import poisson
-
-    z = float(ndtri(q))
+    z = float(_scipy.special.ndtri(q))
     sigma = np.sqrt(n * p * (1 - p))
     quantile = np.ceil(n * p + z * sigma + (z * z - 1) * (1 - 2 * p) / 6 - 0.5)
     rare_mean = n * np.minimum(p, 1 - p)
     poisson_rows = rare_mean < _POISSON_MEAN
     below = poisson_rows & (p <= 0.5)  # the count itself is the rare outcome
     above = poisson_rows & (p > 0.5)  # the count's complement n - k is
-    quantile[below] = poisson.ppf(q, rare_mean[below])
-    quantile[above] = n[above] - poisson.ppf(1 - q, rare_mean[above])
+    quantile[below] = _scipy.stats.poisson.ppf(q, rare_mean[below])
+    quantile[above] = n[above] - _scipy.stats.poisson.ppf(1 - q, rare_mean[above])
     return np.clip(quantile, 0.0, n)
 
 
@@ -135,9 +133,13 @@ def _clopper_pearson(successes: NDArray, counts: NDArray, alpha: float) -> tuple
     high = np.ones_like(successes)
     some = successes > 0
     # the beta quantile B^-1(q; a, b) is betaincinv(a, b, q)
-    low[some] = betaincinv(successes[some], counts[some] - successes[some] + 1, alpha / 2)
+    low[some] = _scipy.special.betaincinv(
+        successes[some], counts[some] - successes[some] + 1, alpha / 2
+    )
     short = successes < counts
-    high[short] = betaincinv(successes[short] + 1, counts[short] - successes[short], 1 - alpha / 2)
+    high[short] = _scipy.special.betaincinv(
+        successes[short] + 1, counts[short] - successes[short], 1 - alpha / 2
+    )
     return low, high
 
 

@@ -20,10 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize
-from scipy.special import chdtrc, expit, logit, ndtri
 
-from calibration_toolbox import _registry
+from calibration_toolbox import _registry, _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._errors import InputError
@@ -104,7 +102,7 @@ def _log_odds(scores: NDArray, weights: NDArray | None, clip: float | None) -> N
             row=int(outside[0]),
             value=float(scores[outside[0]]),
         )
-    return logit(scores)
+    return _scipy.special.logit(scores)
 
 
 def _check_overlap(log_odds: NDArray, targets: NDArray) -> None:
@@ -150,11 +148,11 @@ def _logistic_fit(design: NDArray, offset, targets, weights) -> tuple[NDArray, N
 
     def score_and_information(beta):
         eta = design @ beta + offset
-        fitted = expit(eta)
+        fitted = _scipy.special.expit(eta)
         curvature = shares * fitted * (1 - fitted)
         return design.T @ (shares * (fitted - targets)), (design * curvature[:, None]).T @ design
 
-    fit = optimize.root(
+    fit = _scipy.optimize.root(
         score_and_information,
         np.zeros(design.shape[1]),
         jac=True,
@@ -298,7 +296,7 @@ def calibration_slope_intercept(
     ones = np.ones((len(log_odds), 1))
     (a_b, covariance) = _logistic_fit(np.column_stack([ones, log_odds]), 0.0, targets, weights)
     (a0,), covariance0 = _logistic_fit(ones, log_odds, targets, weights)
-    z = float(ndtri(0.5 + level / 2))
+    z = float(_scipy.special.ndtri(0.5 + level / 2))
     slope, slope_se = float(a_b[1]), float(np.sqrt(covariance[1, 1]))
     intercept, intercept_se = float(a0), float(np.sqrt(covariance0[0, 0]))
     return CalibrationSlopeIntercept(
@@ -466,7 +464,9 @@ def _hosmer_lemeshow_of(counts: NDArray, expected: NDArray, observed: NDArray, f
         )
     statistic = float(np.sum(counts * ((mean_target - mean_score) ** 2 / variances)))
     dof = len(counts) - fitted
-    return HosmerLemeshowResult(statistic, dof, float(chdtrc(dof, statistic)), len(counts))
+    return HosmerLemeshowResult(
+        statistic, dof, float(_scipy.special.chdtrc(dof, statistic)), len(counts)
+    )
 
 
 # -- ICI, E50, E90 ------------------------------------------------------------------------------

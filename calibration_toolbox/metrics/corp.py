@@ -20,10 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import isotonic_regression
-from scipy.special import airy, ndtri, xlogy
 
-from calibration_toolbox import _registry
+from calibration_toolbox import _registry, _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox.binning import sort_rows_with_flags, sort_rows_with_positions
@@ -173,7 +171,9 @@ def pav_fit(pooled: PooledForecasts, out: NDArray | None = None) -> NDArray:
     rows (0 or 1 exactly for a pure block), clipped into [0, 1] against rounding (into
     ``out`` if given).
     """
-    fit = isotonic_regression(pooled.event_rates, weights=pooled.weights, increasing=True).x
+    fit = _scipy.optimize.isotonic_regression(
+        pooled.event_rates, weights=pooled.weights, increasing=True
+    ).x
     return np.clip(fit, 0.0, 1.0, out=out)
 
 
@@ -187,7 +187,9 @@ def score_totals(forecasts: NDArray, events: NDArray, weights: NDArray, rule: st
     nonevents = weights - events
     if rule == "brier":
         return events * (1.0 - forecasts) ** 2 + nonevents * forecasts**2
-    return -(xlogy(events, forecasts) + xlogy(nonevents, 1.0 - forecasts))
+    return -(
+        _scipy.special.xlogy(events, forecasts) + _scipy.special.xlogy(nonevents, 1.0 - forecasts)
+    )
 
 
 def corp_terms(
@@ -457,16 +459,14 @@ _DENSITY_BINS = 1024
 @functools.cache
 def _chernoff_cdf() -> NDArray:
     """Chernoff's CDF on the grid ``_CHERNOFF_GRID`` (computed once: about 80 ms)."""
-    # Imported here: scipy.integrate adds 0.13-0.25 s to the package's import, which only
-    # the asymptotic CORP band needs.
-    from scipy.integrate import cumulative_trapezoid, trapezoid
-
-    transform = 2 ** (1 / 3) / airy(1j * 2 ** (-1 / 3) * _FOURIER_GRID)[0]
+    # scipy.integrate (0.13-0.25 s to import, through _scipy when first used) is needed by
+    # the asymptotic CORP band alone.
+    transform = 2 ** (1 / 3) / _scipy.special.airy(1j * 2 ** (-1 / 3) * _FOURIER_GRID)[0]
     points = np.concatenate([_CHERNOFF_GRID, -_CHERNOFF_GRID])
     phases = np.exp(-1j * np.outer(points, _FOURIER_GRID))
-    g = trapezoid((phases * transform).real, _FOURIER_GRID, axis=1) / np.pi
+    g = _scipy.integrate.trapezoid((phases * transform).real, _FOURIER_GRID, axis=1) / np.pi
     density = 0.5 * g[: _CHERNOFF_GRID.size] * g[_CHERNOFF_GRID.size :]
-    cdf = 0.5 + cumulative_trapezoid(density, _CHERNOFF_GRID, initial=0.0)
+    cdf = 0.5 + _scipy.integrate.cumulative_trapezoid(density, _CHERNOFF_GRID, initial=0.0)
     cdf.setflags(write=False)
     return cdf
 
@@ -529,7 +529,7 @@ def discrete_band(pooled: PooledForecasts, alpha: float, at: NDArray) -> tuple[N
             pooled.row_values, pooled.row_weights**2, minlength=pooled.values.size
         )
         counts = pooled.weights[at] ** 2 / squares[at]
-    half_width = ndtri(1 - alpha / 2) * np.sqrt(values * (1 - values) / counts)
+    half_width = _scipy.special.ndtri(1 - alpha / 2) * np.sqrt(values * (1 - values) / counts)
     return np.clip(values - half_width, 0.0, 1.0), np.clip(values + half_width, 0.0, 1.0)
 
 

@@ -29,9 +29,8 @@ from typing import Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import log_expit
 
-from calibration_toolbox import _registry
+from calibration_toolbox import _registry, _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._rows import CACHE_BLOCK_ELEMENTS, row_blocks
@@ -384,7 +383,7 @@ def multilabel_log_loss(
         present = checked.targets[rows] == 1
         if checked.log_odds is not None:
             log_odds = checked.log_odds[rows].astype(np.float64)
-            return -log_expit(np.where(present, log_odds, -log_odds))
+            return -_scipy.special.log_expit(np.where(present, log_odds, -log_odds))
         scores = checked.prob[rows].astype(np.float64)
         outcome = np.where(present, scores, 1.0 - scores)
         with np.errstate(divide="ignore"):

@@ -6,9 +6,8 @@ import functools
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import log_expit, logsumexp
 
-from calibration_toolbox import _arrays, _dask, _registry
+from calibration_toolbox import _arrays, _dask, _registry, _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._rows import HAND_OVER_ROWS, canonical_blocks, canonical_rows, row_blocks
 from calibration_toolbox.scores import PredictionsLike, Scores
@@ -301,7 +300,7 @@ def _logit_losses(scores: NDArray, labels: NDArray) -> NDArray:
     """``logsumexp(z_i) - z_(i, y_i)`` of each row of checked logits, in float64."""
     losses = np.empty(len(scores))
     for rows in row_blocks(*scores.shape):
-        losses[rows] = logsumexp(scores[rows].astype(np.float64), axis=1)
+        losses[rows] = _scipy.special.logsumexp(scores[rows].astype(np.float64), axis=1)
     losses -= scores[np.arange(len(scores)), labels]
     return losses
 
@@ -338,7 +337,7 @@ def _pair_losses(pairs: iv.Pairs, eps: float) -> NDArray:
     """
     if pairs.log_odds is not None:
         log_odds = pairs.log_odds.astype(np.float64)
-        return -log_expit(np.where(pairs.targets == 1, log_odds, -log_odds))
+        return -_scipy.special.log_expit(np.where(pairs.targets == 1, log_odds, -log_odds))
     scores = pairs.scores.astype(np.float64)
     outcome = np.where(pairs.targets == 1, scores, 1.0 - scores)
     with np.errstate(divide="ignore"):

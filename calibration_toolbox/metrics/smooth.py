@@ -13,9 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import fft, optimize
 
-from calibration_toolbox import _registry
+from calibration_toolbox import _registry, _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox.scores import PredictionsLike
@@ -83,7 +82,7 @@ class _Spectrum:
 
     def __init__(self, nodes: NDArray):
         self.intervals = len(nodes) - 1
-        self.coefficients = fft.dct(nodes, type=1)
+        self.coefficients = _scipy.fft.dct(nodes, type=1)
         self.squared_frequencies = np.square(np.pi * np.arange(len(nodes)))
 
     def smoothed(self, bandwidth: float, step: int = 1) -> NDArray:
@@ -100,9 +99,9 @@ class _Spectrum:
             # The modes from `kept` on are below the rounding of the others: the DCT-I of
             # the first kept + 1 is the full one at every step-th node (cos(pi k j step / L)
             # = cos(pi k j / kept)), for a transform `step` times shorter.
-            density = fft.dct(damped[: kept + 1], type=1)
+            density = _scipy.fft.dct(damped[: kept + 1], type=1)
         else:
-            density = fft.dct(damped, type=1)[::step]
+            density = _scipy.fft.dct(damped, type=1)[::step]
         density *= 0.5  # the DCT gives 2 g at the nodes
         return density
 
@@ -195,7 +194,7 @@ def _root_between(spectrum: _Spectrum, lower: float, upper: float) -> tuple[floa
 
     if excess(upper) >= 0:  # residuals of one sign and total 1: sigma* = 1
         return upper, spectrum.error(upper)
-    root = optimize.brentq(excess, lower, upper, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    root = _scipy.optimize.brentq(excess, lower, upper, xtol=1e-15, rtol=4 * np.finfo(float).eps)
     return root, spectrum.error(root)
 
 

@@ -36,8 +36,8 @@ from typing import Any, Callable, ClassVar, NamedTuple, TypeVar, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import softmax
 
+from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._atomic import write_atomically
 from calibration_toolbox._errors import InputError, Name, Text, as_value_error, within
@@ -562,7 +562,7 @@ class Recalibrator:
             probs = probs.copy()  # the softmax below works in place: never on the input
         # In row blocks, so that the softmax's temporaries stay a few MiB at any N x K.
         for rows in row_blocks(*probs.shape):
-            probs[rows] = softmax(probs[rows], axis=1)
+            probs[rows] = _scipy.special.softmax(probs[rows], axis=1)
         return probs
 
     def predict(self, X: ArrayLike) -> NDArray:

@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import OptimizeResult, brentq, minimize
 
+from calibration_toolbox import _scipy
 from calibration_toolbox.recalibration._preconditioner import Coordinates, whitening
 from calibration_toolbox.recalibration._softmax_nll import (
     DOUBLE,
@@ -110,7 +110,7 @@ def _start_scale(nll: SoftmaxNLL, spread: float, pool: Executor | None) -> float
             if low < 1e-12 * scale:  # the logits carry no information: start near 0
                 return low
             high = low
-    return brentq(slope, low, high, rtol=_START_ACCURACY)
+    return _scipy.optimize.brentq(slope, low, high, rtol=_START_ACCURACY)
 
 
 def canonical(matrix, intercept, penalty_matrix, penalty_intercept):
@@ -245,7 +245,7 @@ class MapFit(NamedTuple):
     identity: Pass
     # L-BFGS-B iterations over all the stages, and the last stage's result.
     n_iter: int
-    result: OptimizeResult
+    result: _scipy.optimize.OptimizeResult
 
 
 def _run_stage(fun: InCoordinates, start: NDArray, stage: _Stage, tol, iterations: int):
@@ -261,7 +261,7 @@ def _run_stage(fun: InCoordinates, start: NDArray, stage: _Stage, tol, iteration
         u, evaluated = fun.last
         matrix, intercept = fun.objective.canonical(*fun.coordinates.to_map(u))
         value, grad_matrix, grad_intercept = fun.objective.total(matrix, intercept, evaluated)
-        return OptimizeResult(
+        return _scipy.optimize.OptimizeResult(
             x=u,
             fun=value,
             jac=fun.coordinates.gradient(grad_matrix, grad_intercept),
@@ -273,7 +273,7 @@ def _run_stage(fun: InCoordinates, start: NDArray, stage: _Stage, tol, iteration
 
 
 def _lbfgsb(fun: InCoordinates, start: NDArray, stage: _Stage, gtol, ftol, iterations: int):
-    return minimize(
+    return _scipy.optimize.minimize(
         fun,
         start,
         jac=True,

@@ -26,9 +26,8 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import minimize
-from scipy.special import log_expit, logit
 
+from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import Text
 from calibration_toolbox._rows import LOGISTIC_BLOCK_ROWS, row_blocks
@@ -333,7 +332,7 @@ def _fit_logistic(rows: _Rows, *, fit_intercept: bool, nonnegative: bool) -> _Lo
     if fit_intercept:
         intercept_bound = _SLOPE_BOUND * (1.0 + standardisation.reach.sum())
         bounds.append((-intercept_bound, intercept_bound))
-        start[-1] = logit(np.clip(standardisation.base_rate, 1e-4, 1 - 1e-4))
+        start[-1] = _scipy.special.logit(np.clip(standardisation.base_rate, 1e-4, 1 - 1e-4))
     low, high = np.array(bounds).T
     params = _newton(objective, start)
     if (
@@ -357,7 +356,7 @@ def _minimise_in_box(
     objective: _WeightedLogisticLoss, start: NDArray, low: NDArray, high: NDArray
 ) -> NDArray:
     """L-BFGS-B inside the box ``[low, high]`` from ``start`` (clipped into it)."""
-    result = minimize(
+    result = _scipy.optimize.minimize(
         objective,
         np.clip(start, low, high),
         jac=True,
@@ -382,7 +381,7 @@ def _newton(objective: _WeightedLogisticLoss, start: NDArray) -> NDArray | None:
     the arithmetic); the box is needed only when the unconstrained optimum leaves it.
     """
     with np.errstate(over="ignore"):
-        result = minimize(
+        result = _scipy.optimize.minimize(
             objective,
             start,
             jac=True,
@@ -627,8 +626,10 @@ class _OneVsRestLogistic(Recalibrator):
             features = self._map_columns(np.asarray(scores[:, model], dtype=np.float64))
             z = _linear_predictor(features, self.coef_[model], self.intercept_[model])
             if n_classes == 2:
-                return np.stack([log_expit(-z), log_expit(z)], axis=1)
-            positive_log_probs[:, model] = log_expit(z)
+                return np.stack(
+                    [_scipy.special.log_expit(-z), _scipy.special.log_expit(z)], axis=1
+                )
+            positive_log_probs[:, model] = _scipy.special.log_expit(z)
         # Renormalisation ignores a common factor per row; dividing by the row maximum first
         # keeps a row whose one-vs-rest probabilities all underflow from becoming 0 / 0.
         positive_log_probs -= positive_log_probs.max(axis=1, keepdims=True)

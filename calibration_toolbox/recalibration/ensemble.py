@@ -6,9 +6,8 @@ from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import minimize
-from scipy.special import log_softmax, logsumexp
 
+from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import Text
 from calibration_toolbox._rows import row_blocks
@@ -40,8 +39,8 @@ def _label_log_probs(
     for rows in row_blocks(n_samples, n_classes):
         block = logits[rows].astype(np.float64)
         at_label = (np.arange(len(block)), labels[rows])
-        scaled[rows] = log_softmax(beta * block, axis=1)[at_label]
-        plain[rows] = log_softmax(block, axis=1)[at_label]
+        scaled[rows] = _scipy.special.log_softmax(beta * block, axis=1)[at_label]
+        plain[rows] = _scipy.special.log_softmax(block, axis=1)[at_label]
     return scaled, plain
 
 
@@ -75,7 +74,7 @@ class _MixtureWeightNLL:
         # SLSQP may step a hair below a bound of 0.
         with np.errstate(divide="ignore"):
             log_mixing = np.log(np.maximum(mixing, 0.0))
-        log_mixture = logsumexp(self.log_components + log_mixing, axis=1)
+        log_mixture = _scipy.special.logsumexp(self.log_components + log_mixing, axis=1)
         log_ratio = self.log_components - log_mixture[:, None]
         np.minimum(log_ratio, _LOG_RATIO_CAP, out=log_ratio)
         return -float(self._mean(log_mixture)), -self._mean(np.exp(log_ratio))
@@ -212,7 +211,7 @@ class EnsembleTemperatureScaling(Recalibrator):
             [scaled, plain, np.full(len(logits), -np.log(n_classes))], axis=1
         )
         objective = _MixtureWeightNLL(log_components, weights)
-        result = minimize(
+        result = _scipy.optimize.minimize(
             objective,
             np.full(3, 1.0 / 3.0),
             jac=True,
@@ -247,8 +246,8 @@ class EnsembleTemperatureScaling(Recalibrator):
         out = np.empty((n_samples, n_classes))
         for rows in row_blocks(n_samples, n_classes):
             block = logits[rows].astype(np.float64)
-            scaled = log_softmax(beta * block, axis=1)
-            plain = log_softmax(block, axis=1)
+            scaled = _scipy.special.log_softmax(beta * block, axis=1)
+            plain = _scipy.special.log_softmax(block, axis=1)
             scaled += log_weights[0]
             plain += log_weights[1]
             block = np.logaddexp(scaled, plain, out=out[rows])

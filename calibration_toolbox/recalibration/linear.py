@@ -68,9 +68,8 @@ from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import log_softmax
 
-from calibration_toolbox import _arrays, _dask
+from calibration_toolbox import _arrays, _dask, _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, Text
 from calibration_toolbox._warnings import warn
@@ -383,7 +382,9 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
             scores = block * matrix if diagonal else block @ matrix.T
             scores += intercept
             # Probabilities in, calibrated log-probabilities out.
-            out[rows] = log_softmax(scores, axis=1) if self._takes_probabilities else scores
+            out[rows] = (
+                _scipy.special.log_softmax(scores, axis=1) if self._takes_probabilities else scores
+            )
         return out
 
 

@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import isotonic_regression
 
+from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, Text
 from calibration_toolbox._rows import SORT_CHUNK_ELEMENTS, row_blocks
@@ -242,7 +242,7 @@ def _chunk_breakpoints(
         run = slice(start, stop)
         # The positive fraction overwrites the positive weight: no extra array.
         fraction = np.divide(positives[run], totals[run], out=positives[run])
-        result = isotonic_regression(fraction, weights=totals[run])
+        result = _scipy.optimize.isotonic_regression(fraction, weights=totals[run])
         blocks = result.blocks
         # Within a block the fit is constant, so interpolating between the first and
         # last score of every block reproduces interpolation over all distinct scores.

@@ -526,17 +526,3 @@ def test_readme_commands_are_the_ci_commands():
     assert 'pip install ".[test]" && pytest' in text
     ci = (README.parent / ".ci" / "run").read_text()
     assert 'pip install ".[test]" && pytest' in ci
-
-
-def test_the_command_line_does_not_import_scipy_stats():
-    # scipy.stats takes about 0.7 s and 22 MB to import here: a plain report must not pay it
-    # (a 20,000,000-row streamed report went from 5.0 s / 130 MB to 6.1 s / 152 MB with it).
-    code = "import sys, calibration_toolbox.cli; print('scipy.stats' in sys.modules)"
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert out.stdout.strip() == "False"

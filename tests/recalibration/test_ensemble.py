@@ -11,8 +11,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, check_grad, minimize
 from scipy.special import log_softmax, logsumexp, softmax
 
-from calibration_toolbox import ECE, negative_log_likelihood
-from calibration_toolbox.recalibration import ensemble
+from calibration_toolbox import ECE, _scipy, negative_log_likelihood
 from calibration_toolbox.recalibration.ensemble import EnsembleTemperatureScaling
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 from tests.conftest import load_real
@@ -219,7 +218,8 @@ def test_non_optimal_weights_warn_and_fall_back(rng, monkeypatch):
             x=np.array([0.0, 0.0, 1.0]), success=False, message="Iteration limit reached"
         )
 
-    monkeypatch.setattr(ensemble, "minimize", stuck)
+    # the package reaches SciPy's minimize through calibration_toolbox._scipy
+    monkeypatch.setattr(_scipy.optimize, "minimize", stuck)
     with pytest.warns(UserWarning, match=r"may not be optimal \(Iteration limit reached\)"):
         ets = EnsembleTemperatureScaling().fit(logits, labels)
     assert_array_equal(ets.weights_, [1.0, 0.0, 0.0])
