@@ -36,3 +36,11 @@ def test_the_package_data_is_where_the_package_reads_it():
     assert [path.name for path in (PACKAGE / "data").glob("*.npz")] == ["digits_mlp.npz"]
     example = load_example()
     assert example.logits.shape == (1497, 10)
+
+
+def test_the_citation_file_names_the_package_version():
+    # CITATION.cff (Citation File Format 1.2.0) states the version a user cites
+    text = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    assert "cff-version: 1.2.0\n" in text
+    assert f"\nversion: {ct.__version__}\n" in text
+    assert "\nlicense: BSD-3-Clause\n" in text
