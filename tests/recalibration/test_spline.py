@@ -90,7 +90,7 @@ def oracle(scores, targets, weights=None, n_knots=6, positions="fraction"):
     scores = [float(s) for s in scores]
     n = len(scores)
     weights = [1.0] * n if weights is None else [float(w) for w in weights]
-    order = sorted(range(n), key=lambda i: scores[i])
+    order = sorted(range(n), key=lambda i: (scores[i], weights[i]))
     # Tied scores share their weighted mean label.
     pooled = {}
     for i in order:
@@ -319,3 +319,14 @@ def test_fewer_rows_than_knots_is_refused():
         SplineCalibration().fit(
             [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], [0, 1, 1, 1, 1, 1], sample_weight=[1, 0, 1, 0, 0, 1]
         )
+
+
+def test_with_weights_the_order_of_rows_does_not_matter_either():
+    scores, labels = tied_set(11, decimals=1)
+    weights = np.random.default_rng(12).uniform(0.5, 2.0, size=len(scores))
+    permutation = np.random.default_rng(13).permutation(len(scores))
+    fitted = SplineCalibration().fit(scores, labels, sample_weight=weights)
+    shuffled = SplineCalibration().fit(
+        scores[permutation], labels[permutation], sample_weight=weights[permutation]
+    )
+    assert_allclose(fitted.breakpoint_values_, shuffled.breakpoint_values_, rtol=0, atol=1e-13)
