@@ -247,7 +247,11 @@ class SplineCalibration(Recalibrator):
       against whether the predicted class is correct; the predicted class gets ``g(c)`` and
       the other classes share ``1 - g(c)`` in proportion to their probabilities, as in
       :class:`IsotonicCalibration` with ``mode='top-label'`` (the paper recalibrates the top
-      score only and states no rule for the others);
+      score only and states no rule for the others).  The argmax may change where ``g``
+      lowers the confidence below a rescaled runner-up: on ``lenet-5-cifar-10`` (fitted on
+      all 10,000 rows) it changes on 22% of the rows, and the top-label KS error of the
+      whole vectors falls from 0.108 to 0.024, that of the recalibrated confidences against
+      the original predictions' correctness to 0.003;
     * ``'one-vs-rest'``: one map per class ``k`` on ``p[:, k]`` against ``y == k``, then the
       K values are divided by their sum (uniform where they are all 0).
 
