@@ -10,6 +10,7 @@ from calibration_toolbox.recalibration.linear import (
 )
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
 from calibration_toolbox.recalibration.refinement import refinement_decomposition
+from calibration_toolbox.recalibration.spline import SplineCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "MatrixScaling",
     "PlattScaling",
     "Recalibrator",
+    "SplineCalibration",
     "TemperatureScaling",
     "VectorScaling",
     "load_recalibrator",

@@ -81,6 +81,11 @@ CASES = {
     "HistogramBinning-equal-mass": Case(
         lambda: ct.HistogramBinning(adaptive_bins=True), False, duplicates=False
     ),
+    # A weight is one point of the walk, duplicated rows are several (see its docstring).
+    "SplineCalibration": Case(ct.SplineCalibration, False, duplicates=False),
+    "SplineCalibration-one-vs-rest": Case(
+        lambda: ct.SplineCalibration(mode="one-vs-rest"), False, duplicates=False
+    ),
 }
 
 
@@ -145,6 +150,7 @@ ALTERNATIVES = {
         "classes": ["a", "b", "c", "d"],
     },
     ct.HistogramBinning: {"bins": 3, "adaptive_bins": True, "classes": ["a", "b", "c", "d"]},
+    ct.SplineCalibration: {"knots": 3, "mode": "one-vs-rest", "classes": ["a", "b", "c", "d"]},
 }
 
 
@@ -391,6 +397,11 @@ def test_degenerate_calibration_sets_give_finite_normalised_probabilities(name, 
     assert_probabilities(estimator.predict_proba(test_X), test_X)
 
 
+# Settings under which a class warns of the set below: a top-label map by default has no
+# use for the class that never occurs, its one-vs-rest form warns of it.
+WARNING_SETTINGS = {ct.SplineCalibration: {"mode": "one-vs-rest"}}
+
+
 @by_class
 def test_fit_warnings_point_at_the_caller(cls):
     labels = np.arange(60) % 3  # class 3 never occurs, and the logits rank every label first
@@ -398,7 +409,7 @@ def test_fit_warnings_point_at_the_caller(cls):
     X = logits if cls in ON_LOGITS else softmax(logits, axis=1)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        cls().fit(X, labels)
+        cls(**WARNING_SETTINGS.get(cls, {})).fit(X, labels)
     assert record
     assert [warning.filename for warning in record] == [__file__] * len(record)
 
@@ -449,11 +460,13 @@ FLOAT_ATTRIBUTE = {
     ct.EnsembleTemperatureScaling: "weights_",
     ct.IsotonicCalibration: "breakpoint_values_",
     ct.HistogramBinning: "bin_probabilities_",
+    ct.SplineCalibration: "breakpoint_values_",
 }
 SHAPED_ATTRIBUTE = {
     ct.EnsembleTemperatureScaling: "weights_",
     ct.IsotonicCalibration: "breakpoint_offsets_",
     ct.HistogramBinning: "bin_probabilities_",
+    ct.SplineCalibration: "breakpoint_offsets_",
 }
 COEFFICIENTS = (ct.VectorScaling, ct.MatrixScaling, ct.DirichletCalibration)
 COEFFICIENTS += (ct.PlattScaling, ct.BetaCalibration)
@@ -614,6 +627,16 @@ RANGE_CASES = [
         ct.HistogramBinning,
         set_first("adaptive_bins_", 1),
         "`adaptive_bins_` must be True or False; got 1.",
+    ),
+    (
+        ct.SplineCalibration,
+        set_first("breakpoint_values_", 1.5),
+        "`breakpoint_values_` must be an array of finite numbers in [0, 1]; got 1.5.",
+    ),
+    (
+        ct.SplineCalibration,
+        set_first("breakpoints_", 0.99),
+        "`breakpoints_` must increase within each run",
     ),
 ]
 
