@@ -77,6 +77,8 @@ CASES = {
     "BetaCalibration-am": Case(lambda: ct.BetaCalibration("am"), False),
     "IsotonicCalibration": Case(ct.IsotonicCalibration, False),
     "IsotonicCalibration-top-label": Case(lambda: ct.IsotonicCalibration(mode="top-label"), False),
+    "IsotonicCalibration-centred": Case(lambda: ct.IsotonicCalibration(centred=True), False),
+    "IsotonicCalibration-pooled": Case(lambda: ct.IsotonicCalibration(mode="pooled"), False),
     "HistogramBinning": Case(ct.HistogramBinning, False),
     "HistogramBinning-equal-mass": Case(
         lambda: ct.HistogramBinning(adaptive_bins=True), False, duplicates=False
@@ -142,6 +144,7 @@ ALTERNATIVES = {
     ct.IsotonicCalibration: {
         "mode": "top-label",
         "out_of_bounds": "raise",
+        "centred": True,
         "classes": ["a", "b", "c", "d"],
     },
     ct.HistogramBinning: {"bins": 3, "adaptive_bins": True, "classes": ["a", "b", "c", "d"]},
@@ -598,7 +601,7 @@ RANGE_CASES = [
     (
         ct.IsotonicCalibration,
         set_first("mode_", "ovr"),
-        "`mode_` must be 'one-vs-rest' or 'top-label'; got 'ovr'.",
+        "`mode_` must be 'one-vs-rest' or 'top-label' or 'pooled'; got 'ovr'.",
     ),
     (
         ct.HistogramBinning,
