@@ -64,6 +64,9 @@ class Case(NamedTuple):
 CASES = {
     "TemperatureScaling": Case(ct.TemperatureScaling, True),
     "EnsembleTemperatureScaling": Case(ct.EnsembleTemperatureScaling, True, 1e-6, 1e-8),
+    "EnsembleTemperatureScaling-mse": Case(
+        lambda: ct.EnsembleTemperatureScaling(loss="mse"), True, 1e-6, 1e-8
+    ),
     "VectorScaling": Case(ct.VectorScaling, True, 1e-6, 1e-8),
     "MatrixScaling": Case(ct.MatrixScaling, True, 1e-6, 1e-8),
     "DirichletCalibration": Case(ct.DirichletCalibration, False, 1e-6, 1e-8),
@@ -106,6 +109,7 @@ ALTERNATIVES = {
     ct.TemperatureScaling: {"temperature_bounds": (0.5, 2.0), "classes": ["a", "b", "c", "d"]},
     ct.EnsembleTemperatureScaling: {
         "temperature_bounds": (0.5, 2.0),
+        "loss": "mse",
         "classes": ["a", "b", "c", "d"],
     },
     ct.VectorScaling: {
