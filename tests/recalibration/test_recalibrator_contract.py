@@ -72,6 +72,9 @@ CASES = {
     "DirichletCalibration": Case(ct.DirichletCalibration, False, 1e-6, 1e-8),
     "PlattScaling": Case(ct.PlattScaling, True, scale_invariant=False),
     "PlattScaling-plain": Case(lambda: ct.PlattScaling(smoothed_targets=False), True),
+    "PlattScaling-quadratic": Case(
+        lambda: ct.PlattScaling(quadratic=True), True, 1e-8, 1e-10, scale_invariant=False
+    ),
     "PlattScaling-probabilities": Case(
         lambda: ct.PlattScaling(input="probabilities"), False, scale_invariant=False
     ),
@@ -142,6 +145,7 @@ ALTERNATIVES = {
     ct.PlattScaling: {
         "input": "probabilities",
         "smoothed_targets": False,
+        "quadratic": True,
         "classes": ["a", "b", "c", "d"],
     },
     ct.BetaCalibration: {"parameters": "am", "classes": ["a", "b", "c", "d"]},
