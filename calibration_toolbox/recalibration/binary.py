@@ -704,6 +704,10 @@ class PlattScaling(_OneVsRestLogistic):
     ways, which one slope cannot: a logit map that is too confident at one end of the
     scores and not confident enough at the other.  Its weighted cross-entropy is convex in
     ``(a, a_2, b)``, so the fit is the unique optimum where the features are not collinear.
+    It is the ``'quadratic-scaling'`` calibrator of probmetrics, the package of Berta et
+    al. (2025), and the binary default of its ``LogisticCalibrator``; there it is fitted
+    on the 0/1 labels (``smoothed_targets=False`` here) of the binary logit
+    ``log(p) - log(1 - p)``.
 
     Parameters
     ----------
@@ -738,6 +742,8 @@ class PlattScaling(_OneVsRestLogistic):
        Regularized Likelihood Methods", Advances in Large Margin Classifiers, 1999.
     .. [2] H.-T. Lin, C.-J. Lin and R. C. Weng, "A note on Platt's probabilistic outputs for
        support vector machines", Machine Learning 68, 2007.
+    .. [3] E. Berta, D. Holzmüller, M. I. Jordan and F. Bach, "Rethinking Early Stopping:
+       Refine, Then Calibrate", 2025 (arXiv:2501.19195), and its package probmetrics.
 
     Examples
     --------
