@@ -74,6 +74,7 @@ from calibration_toolbox.recalibration import (
     Recalibrator,
     TemperatureScaling,
     VectorScaling,
+    VennAbersCalibration,
     load_recalibrator,
     refinement_decomposition,
 )
@@ -130,6 +131,7 @@ __all__ = [
     "TopLabelECE",
     "ToprCE",
     "VectorScaling",
+    "VennAbersCalibration",
     "__version__",
     "brier_decomposition",
     "brier_score",

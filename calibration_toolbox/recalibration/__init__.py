@@ -11,6 +11,7 @@ from calibration_toolbox.recalibration.linear import (
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
 from calibration_toolbox.recalibration.refinement import refinement_decomposition
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
+from calibration_toolbox.recalibration.venn_abers import VennAbersCalibration
 
 __all__ = [
     "BetaCalibration",
@@ -23,6 +24,7 @@ __all__ = [
     "Recalibrator",
     "TemperatureScaling",
     "VectorScaling",
+    "VennAbersCalibration",
     "load_recalibrator",
     "refinement_decomposition",
 ]

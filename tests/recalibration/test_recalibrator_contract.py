@@ -81,6 +81,14 @@ CASES = {
     "HistogramBinning-equal-mass": Case(
         lambda: ct.HistogramBinning(adaptive_bins=True), False, duplicates=False
     ),
+    # The test row weighs one row: rescaling the weights changes the fit.
+    "VennAbersCalibration": Case(ct.VennAbersCalibration, False, scale_invariant=False),
+    "VennAbersCalibration-cross-brier": Case(
+        lambda: ct.VennAbersCalibration(cv=3, merge="brier"),
+        False,
+        scale_invariant=False,
+        duplicates=False,
+    ),
 }
 
 
@@ -145,6 +153,13 @@ ALTERNATIVES = {
         "classes": ["a", "b", "c", "d"],
     },
     ct.HistogramBinning: {"bins": 3, "adaptive_bins": True, "classes": ["a", "b", "c", "d"]},
+    ct.VennAbersCalibration: {
+        "cv": 2,
+        "merge": "brier",
+        "multiclass": "ovr",
+        "random_state": 1,
+        "classes": ["a", "b", "c", "d"],
+    },
 }
 
 
@@ -449,11 +464,13 @@ FLOAT_ATTRIBUTE = {
     ct.EnsembleTemperatureScaling: "weights_",
     ct.IsotonicCalibration: "breakpoint_values_",
     ct.HistogramBinning: "bin_probabilities_",
+    ct.VennAbersCalibration: "upper_",
 }
 SHAPED_ATTRIBUTE = {
     ct.EnsembleTemperatureScaling: "weights_",
     ct.IsotonicCalibration: "breakpoint_offsets_",
     ct.HistogramBinning: "bin_probabilities_",
+    ct.VennAbersCalibration: "run_offsets_",
 }
 COEFFICIENTS = (ct.VectorScaling, ct.MatrixScaling, ct.DirichletCalibration)
 COEFFICIENTS += (ct.PlattScaling, ct.BetaCalibration)
@@ -614,6 +631,21 @@ RANGE_CASES = [
         ct.HistogramBinning,
         set_first("adaptive_bins_", 1),
         "`adaptive_bins_` must be True or False; got 1.",
+    ),
+    (
+        ct.VennAbersCalibration,
+        set_first("upper_", 1.5),
+        "`upper_` must be an array of finite numbers in [0, 1]; got 1.5.",
+    ),
+    (
+        ct.VennAbersCalibration,
+        set_first("scores_", 0.99),
+        "`scores_` must increase within each run",
+    ),
+    (
+        ct.VennAbersCalibration,
+        set_first("run_offsets_", 1),
+        "`run_offsets_` must increase from 0",
     ),
 ]
 

@@ -1,0 +1,408 @@
+r"""Venn-Abers predictors on saved scores: inductive (IVAP) and cross (CVAP) forms.
+
+A Venn-Abers predictor (Vovk, Petej & Fedorova 2015) fits, for a test score ``s``, two
+isotonic regressions of the label on the score: one on the calibration rows together with
+``(s, 0)`` and one together with ``(s, 1)``.  Their values at ``s`` are ``p0 <= p1``, a
+multiprobability prediction whose one member is calibrated in the sense of Venn predictors;
+a single probability is obtained by a minimax merge of the pair.
+
+The construction here reads both values for every possible test score from two tables built
+once per calibration set (the paper's "greatest convex minorant" tables), in O(m log m) for
+m calibration rows, and answers a test score with one ``np.searchsorted``.  How the tables
+are built without a scan over the rows is derived in :func:`_upper_table`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from calibration_toolbox import _scipy
+from calibration_toolbox import _validation as iv
+from calibration_toolbox._errors import InputError, Text
+from calibration_toolbox._warnings import warn
+from calibration_toolbox.recalibration._base import (
+    N_CLASSES_FIELD,
+    Checker,
+    Field,
+    Recalibrator,
+    array_field,
+    choice_field,
+    integer_field,
+    normalised_probs,
+)
+from calibration_toolbox.recalibration.nonparametric import (
+    _pooled_ties,
+    _problem_positives,
+    _problem_scores,
+)
+
+__all__ = ["VennAbersCalibration"]
+
+_MERGES = ("log", "brier")
+_MULTICLASS = ("ovr",)
+
+
+# -- the tables --------------------------------------------------------------------------
+def _upper_table(weights: NDArray, positives: NDArray) -> NDArray:
+    r"""``p1`` of a test score with ``k`` distinct calibration scores below it, ``k = 0..n``.
+
+    ``weights[i]`` and ``positives[i]`` are the total and positive weight of the i-th
+    distinct calibration score (ties pooled).  With the cumulative sums
+    ``C_i = (W_i, Y_i)`` (``C_0 = (0, 0)``), inserting the test row of weight 1 and label 1
+    after the k-th distinct score, the isotonic value at the test row is, by the min-max
+    formula of isotonic regression, ``max_{a <= k} min_{b >= k} (Y_b - Y_a + 1) / (W_b -
+    W_a + 1)``: the slope from ``Q_a = C_a - (1, 1)`` to ``C_b``.  By the threshold form of
+    isotonic regression (the value at a row is ``>= v`` if and only if the row lies in the
+    suffix that maximises the sum of ``w (t - v)``), that value is ``>= v`` if and only if
+    some ``a <= k`` has ``Y_a - v W_a - min_i (Y_i - v W_i) <= 1 - v``, where the minimum is
+    over *all* points, so over the vertices of the greatest convex minorant G of the whole
+    cumulative sum diagram (one isotonic fit).  Hence
+
+    .. math:: p_1(k) = \max_{a \le k} \nu(a), \qquad
+              \nu(a) = \min_{g \in G,\ x_g > W_a - 1} \frac{Y_g - Y_a + 1}{W_g - W_a + 1},
+
+    the slope of the tangent from ``Q_a`` to G: a cumulative maximum of tangent slopes to
+    one fixed convex chain.  Two cases need no code.  Where ``Q_a`` lies above G no line
+    through it stays below G (``nu(a) = -inf``), but the slope computed there is below that
+    of the vertex ``g`` of G just left of ``Q_a``, which is ``<= a``: it is below the slope
+    ``theta`` of G's segment under ``Q_a``, while ``Q_g = C_g - (1, 1)`` lies below that
+    segment's line (``theta <= 1``), so every slope from ``Q_g`` to G is ``>= theta``; the
+    cumulative maximum is unchanged.  And ``nu(a) <= 1``: the slope to ``C_n`` is.  The
+    tangents are found for all ``a`` at once by a bisection over the vertices of G (about
+    ``log2 |G|`` vectorised passes); everything else is cumulative sums.  A test score
+    equal to a calibration score has the same ``p1`` as one just below it (the same
+    derivation with the test row pooled into the tied score).
+    """
+    x = np.concatenate(([0.0], np.cumsum(weights)))
+    y = np.concatenate(([0.0], np.cumsum(positives)))
+    fractions = positives / weights
+    vertices = _scipy.optimize.isotonic_regression(fractions, weights=weights).blocks
+    vx, vy = x[vertices], y[vertices]
+    dx, dy = np.diff(vx), np.diff(vy)
+    last = len(vertices) - 1
+    qx, qy = x - 1.0, y - 1.0
+    # The tangent vertex: the first vertex j right of Q_a such that Q_a lies on or above
+    # the line of the segment after j (the last vertex when there is none).
+    low = np.minimum(np.searchsorted(vx, qx, side="right"), last)
+    high = np.full(len(qx), last)
+    while True:
+        active = np.flatnonzero(low < high)
+        if not len(active):
+            break
+        middle = (low[active] + high[active]) >> 1
+        above = dx[middle] * (qy[active] - vy[middle]) >= dy[middle] * (qx[active] - vx[middle])
+        high[active] = np.where(above, middle, high[active])
+        low[active] = np.where(above, low[active], middle + 1)
+    slopes = (vy[low] - qy) / (vx[low] - qx)
+    return np.maximum.accumulate(slopes)
+
+
+def _tables(weights: NDArray, positives: NDArray) -> tuple[NDArray, NDArray]:
+    """``(p0, p1)`` tables of one calibration set of distinct scores, ``n + 1`` each.
+
+    ``p1[k]`` is read with ``k`` = the number of distinct scores below the test score and
+    ``p0[k]`` with ``k`` = the number at or below it.  ``p0`` is ``p1`` of the mirrored set
+    (scores reversed, labels flipped): the isotonic fit of ``1 - t`` on ``-s`` is ``1 - g``.
+    """
+    upper = _upper_table(weights, positives)
+    lower = 1.0 - _upper_table(weights[::-1], (weights - positives)[::-1])[::-1]
+    np.clip(lower, 0.0, 1.0, out=lower)  # 1 - (1 - p) may round below 0
+    return lower, upper
+
+
+def _interval_at(scores: NDArray, lower: NDArray, upper: NDArray, column: NDArray):
+    """``(p0, p1)`` of each test score of ``column``: one ``searchsorted``, one comparison."""
+    below = np.searchsorted(scores, column, side="left")
+    at_or_below = below + (scores[np.minimum(below, len(scores) - 1)] == column)
+    return lower[at_or_below], upper[below]
+
+
+def _merged(p0: NDArray, p1: NDArray, merge: str) -> NDArray:
+    r"""One probability from the ``(folds, N)`` pairs (Vovk, Petej & Fedorova 2015, §4).
+
+    ``'log'``: ``GM(p1) / (GM(1 - p0) + GM(p1))`` with geometric means over the folds
+    (``p1 / (1 - p0 + p1)`` for one); ``'brier'``: ``mean(p1) + (mean(p0^2) -
+    mean(p1^2)) / 2`` (``p1 + (p0^2 - p1^2) / 2`` for one).
+    """
+    if merge == "brier":
+        return p1.mean(axis=0) + ((p0**2).mean(axis=0) - (p1**2).mean(axis=0)) / 2
+    if len(p1) == 1:
+        return p1[0] / (1.0 - p0[0] + p1[0])  # > 0: p0 <= p1
+    with np.errstate(divide="ignore"):
+        high = np.exp(np.log(p1).mean(axis=0))
+        low = np.exp(np.log1p(-p0).mean(axis=0))
+    total = low + high
+    # Both means are 0 only when one fold says certainly 1 and another certainly 0.
+    return np.divide(high, total, out=np.full_like(total, 0.5), where=total > 0)
+
+
+def _runs_rule(name: str, state: dict[str, Any]) -> Text | None:
+    """Schema rule: the runs of scores increase, the tables have one entry more per run."""
+    offsets, scores = state["run_offsets_"], state["scores_"]
+    lower, upper = state["lower_"], state["upper_"]
+    if offsets[0] != 0 or offsets[-1] != len(scores) or not (np.diff(offsets) > 0).all():
+        return Text(
+            "{run_offsets_} must increase from 0 to len(scores_) = {n}.",
+            argument="run_offsets_",
+            fields={"n": len(scores)},
+        )
+    n_runs = len(offsets) - 1
+    if len(lower) != len(scores) + n_runs or len(upper) != len(lower):
+        return Text(
+            "{lower_} and {upper_} must hold len(scores_) + {n_runs} entries each.",
+            argument="lower_",
+            fields={"n_runs": n_runs},
+        )
+    inner = np.ones(max(len(scores) - 1, 0), dtype=bool)
+    inner[offsets[1:-1] - 1] = False
+    if not (np.diff(scores)[inner] > 0).all():
+        return Text("{argument} must increase within each run.", argument=name)
+    table_inner = np.ones(len(lower) - 1, dtype=bool)
+    table_inner[offsets[1:-1] + np.arange(1, n_runs) - 1] = False
+    for table, label in ((lower, "lower_"), (upper, "upper_")):
+        if not (np.diff(table)[table_inner] >= 0).all():
+            return Text("{argument} must not decrease within each run.", argument=label)
+    return None
+
+
+class VennAbersCalibration(Recalibrator):
+    r"""Venn-Abers predictors (Vovk, Petej & Fedorova 2015): inductive or cross.
+
+    For a binary problem with calibration rows ``(s_i, t_i)`` and a test score ``s``, let
+    ``g_y`` be the isotonic regression of the label on the score fitted on the calibration
+    rows together with ``(s, y)``, the test row counting as one row (weight 1), and
+
+    .. math:: p_0 = g_0(s), \qquad p_1 = g_1(s), \qquad p_0 \le p_1 .
+
+    The inductive predictor (IVAP, ``cv=None``) calibrates on all rows of ``fit`` and merges
+    the pair into the probability that minimises the worst-case regret of the log loss,
+
+    .. math:: p = \frac{p_1}{1 - p_0 + p_1}
+
+    (``merge='log'``), or of the Brier loss, :math:`p = p_1 + (p_0^2 - p_1^2) / 2`
+    (``merge='brier'``).  The cross predictor (CVAP, ``cv=F``) splits the rows into ``F``
+    seeded folds; with saved predictions there is no scorer to retrain, so fold ``f`` is the
+    calibration set of the ``f``-th IVAP and the ``F`` pairs are merged as in the paper,
+    :math:`p = GM(p_1) / (GM(1 - p_0) + GM(p_1))` with geometric means over the folds (the
+    Brier merge: :math:`\bar{p_1} + (\overline{p_0^2} - \overline{p_1^2}) / 2`).
+
+    Tied calibration scores are pooled (their weighted mean label, as isotonic regression
+    does), and a test score equal to a calibration score is pooled with it.  Both values
+    of every possible test score are read from two tables built once in ``fit``
+    (O(m log m); see :func:`~calibration_toolbox.recalibration.venn_abers._upper_table`),
+    so prediction is one binary search per score.  Sample weights count as duplicated rows
+    (the test row weighs 1 in the same unit), so unlike isotonic regression the fit is not
+    invariant to rescaling the weights; with ``cv`` the folds are drawn over rows, so
+    weights equal duplicated rows for ``cv=None`` only.
+
+    Multiclass (``K > 2`` columns of probabilities), one-vs-rest (``multiclass='ovr'``):
+    one predictor per class on ``p[:, k]`` against ``y == k``; the K merged probabilities
+    are divided by their row sum.  A binary task (two columns, or a 1-D array of P(y = 1))
+    has one predictor on the positive class.
+
+    Parameters
+    ----------
+    cv : int or None, default None
+        None: the inductive predictor on all rows; an integer ``F >= 2``: the cross
+        predictor over ``F`` folds (at most the number of rows).
+    merge : {'log', 'brier'}, default 'log'
+        The loss whose worst-case regret the merged probability minimises.
+    multiclass : {'ovr'}, default 'ovr'
+        How ``K > 2`` classes are reduced to binary problems: one-vs-rest.
+    random_state : int, default 0
+        Seed of the fold assignment with ``cv``.
+
+    classes : sequence of str (or of numbers), optional
+        Names of the classes, in the column order of ``X``: ``y`` is then given as names,
+        ``classes_`` holds these names and ``predict`` returns them.
+
+    Attributes
+    ----------
+    scores_ : ndarray of float64
+        The distinct calibration scores of every run (fold-major, then problem), each run
+        increasing.
+    lower_, upper_ : ndarray of float64
+        The ``p0`` and ``p1`` tables: run ``r`` of ``n`` scores has ``n + 1`` entries.
+    run_offsets_ : ndarray of int
+        Run ``r`` is ``scores_[run_offsets_[r]:run_offsets_[r + 1]]``.
+    n_classes_, n_folds_ : int
+        Classes seen in ``fit``; folds (1 for the inductive predictor).
+    merge_ : str
+        ``merge`` as fitted.
+
+    References
+    ----------
+    .. [1] V. Vovk, I. Petej and V. Fedorova, "Large-scale probabilistic predictors with
+       and without guarantees of validity", NeurIPS, 2015.
+    .. [2] V. Vovk and I. Petej, "Venn-Abers predictors", UAI, 2014.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibration_toolbox.recalibration.venn_abers import VennAbersCalibration
+    >>> scores = np.array([0.1, 0.3, 0.4, 0.6, 0.8, 0.9])
+    >>> labels = np.array([0, 1, 0, 1, 1, 1])
+    >>> venn = VennAbersCalibration().fit(scores, labels)
+    >>> p0, p1 = venn.predict_interval([0.2, 0.5, 0.95])
+    >>> p0
+    array([0.        , 0.33333333, 0.75      ])
+    >>> p1
+    array([0.66666667, 1.        , 1.        ])
+    >>> venn.predict_proba([0.2, 0.5, 0.95])[:, 1]    # p1 / (1 - p0 + p1)
+    array([0.4, 0.6, 0.8])
+    """
+
+    _outputs_probabilities = True
+    _parameters: ClassVar[dict[str, Checker]] = {
+        "cv": iv.optional_integer_at_least(2),
+        "merge": iv.choice(*_MERGES),
+        "multiclass": iv.choice(*_MULTICLASS),
+        "random_state": iv.integer_at_least(0),
+    }
+    _fitted_schema: ClassVar[dict[str, Field]] = {
+        "scores_": array_field(("P",), low=0.0, high=1.0, rule=_runs_rule),
+        "lower_": array_field(("T",), low=0.0, high=1.0),
+        "upper_": array_field(("T",), low=0.0, high=1.0),
+        "run_offsets_": array_field(("R+1",), dtype="integer"),
+        "n_classes_": N_CLASSES_FIELD,
+        "n_folds_": integer_field(1),
+        "merge_": choice_field(*_MERGES),
+    }
+
+    @classmethod
+    def _fitted_dimensions(cls, state: dict[str, Any]) -> dict[str, int]:
+        problems = 1 if state["n_classes_"] == 2 else state["n_classes_"]
+        return {"R": state["n_folds_"] * problems}
+
+    def __init__(
+        self,
+        cv: int | None = None,
+        merge: str = "log",
+        multiclass: str = "ovr",
+        random_state: int = 0,
+        *,
+        classes: ArrayLike | None = None,
+    ):
+        self.cv = cv
+        self.merge = merge
+        self.multiclass = multiclass
+        self.random_state = random_state
+        self.classes = classes
+
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> VennAbersCalibration:
+        """Fit on calibration probabilities ``X`` (N, K) or (N,) and labels ``y`` (N,)."""
+        params = self._checked_params()
+        prob = iv.check_prob(X, name="X")
+        labels = self._fit_labels(y, *prob.shape)
+        weights = iv.check_sample_weight(sample_weight, len(prob))
+        if weights is not None and not weights.all():  # rows of weight 0 are absent rows
+            keep = weights > 0
+            prob, labels, weights = prob[keep], labels[keep], weights[keep]
+        folds = _fold_rows(len(prob), params["cv"], params["random_state"])
+        n_classes = prob.shape[1]
+        _warn_missing(labels, weights, n_classes)
+        scores = _problem_scores(prob, "one-vs-rest")
+        positive = _problem_positives(prob, labels, "one-vs-rest")
+        runs: list[tuple[NDArray, NDArray, NDArray]] = []
+        for rows in folds:
+            fold_weights = None if weights is None else weights[rows]
+            problems = slice(0, scores.shape[1])
+            distinct, totals, positives, offsets = _pooled_ties(
+                scores[rows], positive[rows], problems, fold_weights
+            )
+            for start, stop in itertools.pairwise(offsets):
+                run = slice(start, stop)
+                lower, upper = _tables(totals[run], positives[run])
+                runs.append((distinct[run].astype(np.float64), lower, upper))
+        self.scores_ = np.concatenate([run[0] for run in runs])
+        self.lower_ = np.concatenate([run[1] for run in runs])
+        self.upper_ = np.concatenate([run[2] for run in runs])
+        self.run_offsets_ = np.cumsum([0] + [len(run[0]) for run in runs]).astype(np.intp)
+        self.n_classes_ = int(n_classes)
+        self.n_folds_ = len(folds)
+        self.merge_ = params["merge"]
+        return self
+
+    def _pairs(self, X: ArrayLike) -> tuple[NDArray, NDArray, NDArray]:
+        """``(p0, p1)`` of shape ``(folds, N, G)`` and the checked probabilities."""
+        prob = iv.check_prob(X, name="X")
+        self._check_n_classes(prob.shape[1])
+        scores = _problem_scores(prob, "one-vs-rest")
+        n_problems = scores.shape[1]
+        shape = (self.n_folds_, len(prob), n_problems)
+        p0, p1 = np.empty(shape), np.empty(shape)
+        offsets = self.run_offsets_
+        for run in range(len(offsets) - 1):
+            fold, problem = divmod(run, n_problems)
+            start, stop = offsets[run], offsets[run + 1]
+            tables = slice(start + run, stop + run + 1)
+            p0[fold, :, problem], p1[fold, :, problem] = _interval_at(
+                self.scores_[start:stop],
+                self.lower_[tables],
+                self.upper_[tables],
+                scores[:, problem],
+            )
+        return p0, p1, prob
+
+    def predict_interval(self, X: ArrayLike) -> tuple[NDArray, NDArray]:
+        """The pair ``(p0, p1)`` of each row: shape ``(N,)`` binary, ``(N, K)`` multiclass.
+
+        For a multiclass task, column ``k`` is the pair of the one-vs-rest problem of class
+        ``k`` (before any normalisation).  With ``cv``, the pair of geometric means whose
+        log merge is the prediction: ``(1 - GM(1 - p0), GM(p1))``.
+        """
+        self._check_fitted()
+        p0, p1, _ = self._pairs(X)
+        if self.n_folds_ == 1:
+            low, high = p0[0], p1[0]
+        else:
+            with np.errstate(divide="ignore"):
+                low = 0.0 - np.expm1(np.log1p(-p0).mean(axis=0))  # + 0: no -0.0
+                high = np.exp(np.log(p1).mean(axis=0))
+        if self.n_classes_ == 2:
+            return low[:, 0], high[:, 0]
+        return low, high
+
+    def _calibrated_probs(self, X: ArrayLike) -> NDArray:
+        p0, p1, _ = self._pairs(X)
+        columns = _merged(p0, p1, self.merge_)
+        if self.n_classes_ == 2:
+            q = columns[:, 0]
+            return np.stack([1.0 - q, q], axis=1)
+        return normalised_probs(columns)
+
+
+def _fold_rows(n_samples: int, cv: int | None, random_state: int) -> list[NDArray]:
+    """The calibration rows of each predictor: all rows, or ``cv`` seeded folds."""
+    if cv is None:
+        return [np.arange(n_samples)]
+    if cv > n_samples:
+        raise InputError(
+            "{cv} must be at most the number of rows ({n}), each fold holding one at least; "
+            "got {value}.",
+            argument="cv",
+            n=n_samples,
+            value=cv,
+        )
+    permutation = np.random.default_rng(random_state).permutation(n_samples)
+    return [np.sort(rows) for rows in np.array_split(permutation, cv)]
+
+
+def _warn_missing(labels: NDArray, weights: NDArray | None, n_classes: int) -> None:
+    counts = np.bincount(labels, weights=weights, minlength=n_classes)
+    missing = np.flatnonzero(counts == 0) if n_classes > 2 else np.array([], dtype=int)
+    if len(missing):
+        warn(
+            Text(
+                "classes {missing} never occur in {y} (with positive weight); "
+                "VennAbersCalibration's p0 for them is 0 wherever calibration scores were "
+                "seen.",
+                fields={"missing": missing.tolist()},
+            )
+        )

@@ -1,0 +1,164 @@
+"""Venn-Abers predictors: the tables against one isotonic fit per test score and label."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.optimize import isotonic_regression
+
+import calibration_toolbox as ct
+from calibration_toolbox.recalibration import venn_abers
+
+
+def brute_force_pair(scores, labels, test, weights=None):
+    """(p0, p1) of each test score: an isotonic fit on calibration + (s, y), y = 0, 1."""
+    weights = np.ones(len(scores)) if weights is None else np.asarray(weights, float)
+    pairs = np.empty((len(test), 2))
+    for row, s in enumerate(test):  # the slow oracle loops on purpose
+        for label in (0, 1):
+            x = np.append(scores, s)
+            t = np.append(labels, label).astype(float)
+            w = np.append(weights, 1.0)
+            distinct, inverse = np.unique(x, return_inverse=True)
+            totals = np.bincount(inverse, weights=w)
+            positives = np.bincount(inverse, weights=w * t)
+            fit = isotonic_regression(positives / totals, weights=totals).x
+            pairs[row, label] = fit[np.searchsorted(distinct, s)]
+    return pairs
+
+
+def test_hand_computed_example():
+    # Calibration (0.1, 0), (0.3, 1), (0.4, 0), (0.6, 1), (0.8, 1), (0.9, 1); test 0.2 with
+    # label 0: fit 0, 0 | 0.5, 0.5 | 1, 1, 1, so p0 = 0; label 1: 0 | 2/3, 2/3, 2/3 | 1...,
+    # so p1 = 2/3 and p = (2/3) / (1 + 2/3) = 0.4.
+    scores = np.array([0.1, 0.3, 0.4, 0.6, 0.8, 0.9])
+    labels = np.array([0, 1, 0, 1, 1, 1])
+    venn = ct.VennAbersCalibration().fit(scores, labels)
+    p0, p1 = venn.predict_interval([0.2])
+    assert_allclose([p0[0], p1[0]], [0.0, 2 / 3], rtol=1e-15)
+    assert_allclose(venn.predict_proba([0.2])[0, 1], 0.4, rtol=1e-15)
+    brier = ct.VennAbersCalibration(merge="brier").fit(scores, labels)
+    assert_allclose(brier.predict_proba([0.2])[0, 1], 2 / 3 + (0 - 4 / 9) / 2, rtol=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_tables_equal_one_isotonic_fit_per_test_score(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    # Few distinct values: many ties among the calibration scores and with the test scores.
+    levels = int(rng.integers(1, 15))
+    scores = rng.integers(0, levels, n) / levels
+    labels = (rng.random(n) < rng.random()).astype(int)
+    weights = None if seed % 3 else rng.choice([0.25, 1.0, 2.0, 3.5], n)
+    test = np.concatenate([np.unique(scores), rng.random(20), [0.0, 1.0]])
+    venn = ct.VennAbersCalibration().fit(scores, labels, sample_weight=weights)
+    p0, p1 = venn.predict_interval(test)
+    expected = brute_force_pair(scores, labels, test, weights)
+    assert_allclose(p0, expected[:, 0], rtol=1e-12, atol=1e-14)
+    assert_allclose(p1, expected[:, 1], rtol=1e-12, atol=1e-14)
+    assert (p0 <= p1).all()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 6), st.integers(0, 1), st.integers(1, 3)), min_size=1, max_size=12
+    ),
+    st.lists(st.integers(-1, 13), min_size=1, max_size=6),
+)
+def test_property_pairs_match_the_oracle(rows, tests):
+    scores = np.array([row[0] / 6 for row in rows])
+    labels = np.array([row[1] for row in rows])
+    weights = np.array([float(row[2]) for row in rows])
+    test = np.clip(np.array(tests) / 12, 0, 1)
+    venn = ct.VennAbersCalibration().fit(scores, labels, sample_weight=weights)
+    p0, p1 = venn.predict_interval(test)
+    expected = brute_force_pair(scores, labels, test, weights)
+    assert_allclose(np.stack([p0, p1], axis=1), expected, rtol=1e-12, atol=1e-14)
+    # Both maps are non-decreasing in the score.
+    order = np.argsort(test, kind="stable")
+    assert (np.diff(p0[order]) >= -1e-15).all() and (np.diff(p1[order]) >= -1e-15).all()
+
+
+def test_one_vs_rest_is_one_binary_predictor_per_class():
+    rng = np.random.default_rng(5)
+    prob = rng.dirichlet(np.ones(3), 60)
+    labels = rng.integers(0, 3, 60)
+    venn = ct.VennAbersCalibration().fit(prob, labels)
+    p0, p1 = venn.predict_interval(prob[:10])
+    merged = np.empty((10, 3))
+    for k in range(3):
+        expected = brute_force_pair(prob[:, k], labels == k, prob[:10, k])
+        assert_allclose(p0[:, k], expected[:, 0], rtol=1e-12, atol=1e-14)
+        assert_allclose(p1[:, k], expected[:, 1], rtol=1e-12, atol=1e-14)
+        merged[:, k] = expected[:, 1] / (1 - expected[:, 0] + expected[:, 1])
+    expected_probs = merged / merged.sum(axis=1, keepdims=True)
+    assert_allclose(venn.predict_proba(prob[:10]), expected_probs, rtol=1e-12)
+
+
+def test_cross_predictor_merges_the_fold_predictors():
+    rng = np.random.default_rng(7)
+    scores = rng.random(90)
+    labels = (rng.random(90) < scores).astype(int)
+    test = rng.random(15)
+    for merge in ("log", "brier"):
+        venn = ct.VennAbersCalibration(cv=3, merge=merge, random_state=4).fit(scores, labels)
+        folds = np.array_split(np.random.default_rng(4).permutation(90), 3)
+        pairs = np.stack([brute_force_pair(scores[f], labels[f], test) for f in folds])
+        p0, p1 = pairs[..., 0], pairs[..., 1]
+        if merge == "log":
+            high = np.exp(np.log(p1).mean(axis=0))
+            low = np.exp(np.log(1 - p0).mean(axis=0))
+            expected = high / (low + high)
+            interval = venn.predict_interval(test)
+            assert_allclose(interval[1], high, rtol=1e-12)
+            assert_allclose(interval[0], 1 - low, rtol=1e-12, atol=1e-15)
+        else:
+            expected = p1.mean(0) + ((p0**2).mean(0) - (p1**2).mean(0)) / 2
+        assert_allclose(venn.predict_proba(test)[:, 1], expected, rtol=1e-12)
+
+
+def test_upper_table_on_a_small_diagram():
+    # The cumulative maximum over tangent slopes, read directly (one score per point).
+    weights = np.array([1.0, 1.0, 1.0, 1.0])
+    positives = np.array([1.0, 0.0, 0.0, 0.0])
+    upper = venn_abers._upper_table(weights, positives)
+    scores = np.arange(4.0)
+    expected = brute_force_pair(scores, positives, scores - 0.5)[:, 1]
+    assert_allclose(upper[:4], expected, rtol=1e-15)
+    assert upper[-1] == 1.0
+
+
+def test_save_and_load_round_trip(tmp_path):
+    rng = np.random.default_rng(2)
+    prob = rng.dirichlet(np.ones(4), 80)
+    labels = rng.integers(0, 4, 80)
+    venn = ct.VennAbersCalibration(cv=2).fit(prob, labels)
+    path = tmp_path / "venn.json"
+    venn.save(path)
+    loaded = ct.load_recalibrator(path)
+    assert_array_equal(loaded.predict_proba(prob), venn.predict_proba(prob))
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="`merge` must be"):
+        ct.VennAbersCalibration(merge="mean").fit([0.2, 0.8], [0, 1])
+    with pytest.raises(ValueError, match="`cv` must be at most the number of rows"):
+        ct.VennAbersCalibration(cv=3).fit([0.2, 0.8], [0, 1])
+    with pytest.raises(ValueError, match="`cv` must be None or an integer >= 2"):
+        ct.VennAbersCalibration(cv=1).fit([0.2, 0.8], [0, 1])
+    with pytest.raises(ValueError, match="`cv` must be at most the number of rows"):
+        ct.VennAbersCalibration(cv=2).fit([0.2, 0.8], [0, 1], sample_weight=[1.0, 0.0])
+
+
+def test_inputs_are_not_mutated():
+    scores = np.array([0.3, 0.1, 0.3, 0.9])
+    labels = np.array([0, 0, 1, 1])
+    copies = scores.copy(), labels.copy()
+    venn = ct.VennAbersCalibration().fit(scores, labels)
+    venn.predict_proba(scores)
+    assert_array_equal(scores, copies[0])
+    assert_array_equal(labels, copies[1])
