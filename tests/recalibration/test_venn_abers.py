@@ -8,9 +8,57 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import isotonic_regression
+from venn_abers_peers import synthetic_binary
 
 import calibration_toolbox as ct
 from calibration_toolbox.recalibration import venn_abers
+from tests.conftest import load_real
+
+# python tests/references/venn_abers_peers.py (venn-abers 1.5.4, float64 inputs): per seeded
+# binary set, the sums of p0, p1 and p = p1 / (1 - p0 + p1) over the 200 test scores and
+# (p0, p1) of the first three; then lenet-5-cifar-10 rows 0-999 calibrating rows 1000-1999,
+# one-vs-rest: the sums of p0 and p1, the sum of the squared normalised probabilities and
+# the first row.  The peer builds the same tables (p0 read at side 'right', p1 at 'left').
+VENN_ABERS = {
+    0: (
+        59.150255098072435,
+        71.14662570918392,
+        66.09696794890081,
+        [0.36538461538461536, 0.0, 0.0],
+        [0.38461538461538464, 0.0975609756097561, 0.015384615384615385],
+    ),
+    1: (
+        64.9316728307289,
+        75.63923729941305,
+        71.03227058618018,
+        [0.21739130434782608, 0.8888888888888888, 0.0],
+        [0.2391304347826087, 1.0, 0.03333333333333333],
+    ),
+    2: (
+        56.85673246437586,
+        66.88675098155804,
+        62.79604563469186,
+        [0.058823529411764705, 0.058823529411764705, 0.6363636363636364],
+        [0.08823529411764706, 0.1, 0.6875],
+    ),
+}
+VENN_ABERS_LENET = (
+    942.431943635142,
+    1130.2115906657732,
+    391.2389988268802,
+    [
+        0.017485489776082913,
+        0.004515126743774933,
+        0.04766308663385831,
+        0.15315692235786946,
+        0.08442411501518227,
+        0.5933595765049359,
+        0.030989215436594,
+        0.05499628063846159,
+        0.002493014766501497,
+        0.01091717212673939,
+    ],
+)
 
 
 def brute_force_pair(scores, labels, test, weights=None):
@@ -81,6 +129,29 @@ def test_property_pairs_match_the_oracle(rows, tests):
     # Both maps are non-decreasing in the score.
     order = np.argsort(test, kind="stable")
     assert (np.diff(p0[order]) >= -1e-15).all() and (np.diff(p1[order]) >= -1e-15).all()
+
+
+@pytest.mark.parametrize("seed", sorted(VENN_ABERS))
+def test_binary_matches_venn_abers_package(seed):
+    scores, labels, test = synthetic_binary(seed)
+    sum_p0, sum_p1, sum_p, first_p0, first_p1 = VENN_ABERS[seed]
+    venn = ct.VennAbersCalibration().fit(scores, labels)
+    p0, p1 = venn.predict_interval(test)
+    assert_allclose([p0.sum(), p1.sum()], [sum_p0, sum_p1], rtol=1e-13)
+    assert_allclose(venn.predict_proba(test)[:, 1].sum(), sum_p, rtol=1e-13)
+    assert_allclose(p0[:3], first_p0, rtol=1e-13, atol=1e-15)
+    assert_allclose(p1[:3], first_p1, rtol=1e-13, atol=1e-15)
+
+
+def test_one_vs_rest_matches_venn_abers_package_on_real_predictions():
+    prob, labels = load_real("lenet-5-cifar-10")
+    prob = prob[:2000].astype(np.float64)
+    venn = ct.VennAbersCalibration().fit(prob[:1000], labels[:1000])
+    p0, p1 = venn.predict_interval(prob[1000:])
+    probs = venn.predict_proba(prob[1000:])
+    sum_p0, sum_p1, squares, first_row = VENN_ABERS_LENET
+    assert_allclose([p0.sum(), p1.sum(), (probs**2).sum()], [sum_p0, sum_p1, squares], rtol=1e-13)
+    assert_allclose(probs[0], first_row, rtol=1e-12)
 
 
 def test_one_vs_rest_is_one_binary_predictor_per_class():
