@@ -192,11 +192,26 @@ def test_cross_predictor_merges_the_fold_predictors():
         assert_allclose(venn.predict_proba(test)[:, 1], expected, rtol=1e-12)
 
 
+@pytest.mark.parametrize("steps", [0, 50])
+def test_bisection_and_stepping_find_the_same_tangents(steps, monkeypatch):
+    # With no stepping passes every tangent is found by bisection; with many, by stepping.
+    monkeypatch.setattr(venn_abers, "_STEPS", steps)
+    rng = np.random.default_rng(11)
+    scores = rng.random(400)
+    labels = (rng.random(400) < scores**3).astype(int)
+    test = np.concatenate([scores[:50], rng.random(50)])
+    p0, p1 = ct.VennAbersCalibration().fit(scores, labels).predict_interval(test)
+    expected = brute_force_pair(scores, labels, test)
+    assert_allclose(p0, expected[:, 0], rtol=1e-12, atol=1e-14)
+    assert_allclose(p1, expected[:, 1], rtol=1e-12, atol=1e-14)
+
+
 def test_upper_table_on_a_small_diagram():
     # The cumulative maximum over tangent slopes, read directly (one score per point).
     weights = np.array([1.0, 1.0, 1.0, 1.0])
     positives = np.array([1.0, 0.0, 0.0, 0.0])
-    upper = venn_abers._upper_table(weights, positives)
+    vertices = isotonic_regression(positives / weights, weights=weights).blocks
+    upper = venn_abers._upper_table(weights, positives, vertices)
     scores = np.arange(4.0)
     expected = brute_force_pair(scores, positives, scores - 0.5)[:, 1]
     assert_allclose(upper[:4], expected, rtol=1e-15)
