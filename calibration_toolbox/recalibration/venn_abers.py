@@ -14,7 +14,6 @@ are built without a scan over the rows is derived in :func:`_upper_table`.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any, ClassVar
 
 import numpy as np
@@ -34,16 +33,12 @@ from calibration_toolbox.recalibration._base import (
     integer_field,
     normalised_probs,
 )
-from calibration_toolbox.recalibration.nonparametric import (
-    _pooled_ties,
-    _problem_positives,
-    _problem_scores,
-)
+from calibration_toolbox.recalibration.nonparametric import _pooled_ties
 
 __all__ = ["VennAbersCalibration"]
 
 _MERGES = ("log", "brier")
-_MULTICLASS = ("ovr",)
+_MULTICLASS = ("ovr", "ovo")
 # Passes that step pending tangent points one vertex before the bisection takes over.
 _STEPS = 3
 
@@ -149,6 +144,8 @@ def _tables(weights: NDArray, positives: NDArray) -> tuple[NDArray, NDArray]:
 
 def _interval_at(scores: NDArray, lower: NDArray, upper: NDArray, column: NDArray):
     """``(p0, p1)`` of each test score of ``column``: one ``searchsorted``, one comparison."""
+    if not len(scores):  # no calibration row: the test row alone, p0 = 0 and p1 = 1
+        return np.full(len(column), lower[0]), np.full(len(column), upper[0])
     below = np.searchsorted(scores, column, side="left")
     at_or_below = below + (scores[np.minimum(below, len(scores) - 1)] == column)
     return lower[at_or_below], upper[below]
@@ -177,9 +174,9 @@ def _runs_rule(name: str, state: dict[str, Any]) -> Text | None:
     """Schema rule: the runs of scores increase, the tables have one entry more per run."""
     offsets, scores = state["run_offsets_"], state["scores_"]
     lower, upper = state["lower_"], state["upper_"]
-    if offsets[0] != 0 or offsets[-1] != len(scores) or not (np.diff(offsets) > 0).all():
+    if offsets[0] != 0 or offsets[-1] != len(scores) or not (np.diff(offsets) >= 0).all():
         return Text(
-            "{run_offsets_} must increase from 0 to len(scores_) = {n}.",
+            "{run_offsets_} must not decrease from 0 to len(scores_) = {n}.",
             argument="run_offsets_",
             fields={"n": len(scores)},
         )
@@ -190,14 +187,13 @@ def _runs_rule(name: str, state: dict[str, Any]) -> Text | None:
             argument="lower_",
             fields={"n_runs": n_runs},
         )
-    inner = np.ones(max(len(scores) - 1, 0), dtype=bool)
-    inner[offsets[1:-1] - 1] = False
-    if not (np.diff(scores)[inner] > 0).all():
+    run_of = np.repeat(np.arange(n_runs), np.diff(offsets))
+    if not (np.diff(scores)[run_of[1:] == run_of[:-1]] > 0).all():
         return Text("{argument} must increase within each run.", argument=name)
-    table_inner = np.ones(len(lower) - 1, dtype=bool)
-    table_inner[offsets[1:-1] + np.arange(1, n_runs) - 1] = False
+    table_run_of = np.repeat(np.arange(n_runs), np.diff(offsets) + 1)
+    within = table_run_of[1:] == table_run_of[:-1]
     for table, label in ((lower, "lower_"), (upper, "upper_")):
-        if not (np.diff(table)[table_inner] >= 0).all():
+        if not (np.diff(table)[within] >= 0).all():
             return Text("{argument} must not decrease within each run.", argument=label)
     return None
 
@@ -232,10 +228,23 @@ class VennAbersCalibration(Recalibrator):
     invariant to rescaling the weights; with ``cv`` the folds are drawn over rows, so
     weights equal duplicated rows for ``cv=None`` only.
 
-    Multiclass (``K > 2`` columns of probabilities), one-vs-rest (``multiclass='ovr'``):
-    one predictor per class on ``p[:, k]`` against ``y == k``; the K merged probabilities
-    are divided by their row sum.  A binary task (two columns, or a 1-D array of P(y = 1))
-    has one predictor on the positive class.
+    Multiclass (``K > 2`` columns of probabilities), as in Manokhin (2017):
+
+    * one-vs-rest (``multiclass='ovr'``): one predictor per class on ``p[:, k]`` against
+      ``y == k``; the K merged probabilities are divided by their row sum;
+    * one-vs-one (``'ovo'``): one predictor per pair ``i < j``, calibrated on the rows of
+      class i or j with the score ``p_j / (p_i + p_j)`` (1/2 where both are 0) against
+      ``y == j``, whose merged probability is :math:`r_{ji} = P(y = j \mid y \in \{i,
+      j\})`; the pairs are coupled by Price, Knerr, Personnaz & Dreyfus (1995),
+
+      .. math:: p_k \propto \Big( \sum_{l \ne k} \frac{1}{r_{kl}} - (K - 2) \Big)^{-1},
+
+      the coupling Manokhin uses (and the ``venn-abers`` package), then normalised to sum
+      to 1.  A pair without calibration rows (neither class in ``y``, or in the fold) has
+      the pair ``(0, 1)`` of the isotonic fits of the test row alone.
+
+    A binary task (two columns, or a 1-D array of P(y = 1)) has one predictor on the
+    positive class, whatever ``multiclass``.
 
     Parameters
     ----------
@@ -244,8 +253,8 @@ class VennAbersCalibration(Recalibrator):
         predictor over ``F`` folds (at most the number of rows).
     merge : {'log', 'brier'}, default 'log'
         The loss whose worst-case regret the merged probability minimises.
-    multiclass : {'ovr'}, default 'ovr'
-        How ``K > 2`` classes are reduced to binary problems: one-vs-rest.
+    multiclass : {'ovr', 'ovo'}, default 'ovr'
+        How ``K > 2`` classes are reduced to binary problems: one-vs-rest or one-vs-one.
     random_state : int, default 0
         Seed of the fold assignment with ``cv``.
 
@@ -264,14 +273,18 @@ class VennAbersCalibration(Recalibrator):
         Run ``r`` is ``scores_[run_offsets_[r]:run_offsets_[r + 1]]``.
     n_classes_, n_folds_ : int
         Classes seen in ``fit``; folds (1 for the inductive predictor).
-    merge_ : str
-        ``merge`` as fitted.
+    merge_, multiclass_ : str
+        ``merge`` and ``multiclass`` as fitted.
 
     References
     ----------
     .. [1] V. Vovk, I. Petej and V. Fedorova, "Large-scale probabilistic predictors with
        and without guarantees of validity", NeurIPS, 2015.
     .. [2] V. Vovk and I. Petej, "Venn-Abers predictors", UAI, 2014.
+    .. [3] V. Manokhin, "Multi-class probabilistic classification using inductive and cross
+       Venn-Abers predictors", COPA, PMLR 60, 2017.
+    .. [4] D. Price, S. Knerr, L. Personnaz and G. Dreyfus, "Pairwise neural network
+       classifiers with probabilistic outputs", NIPS, 1995.
 
     Examples
     --------
@@ -304,12 +317,12 @@ class VennAbersCalibration(Recalibrator):
         "n_classes_": N_CLASSES_FIELD,
         "n_folds_": integer_field(1),
         "merge_": choice_field(*_MERGES),
+        "multiclass_": choice_field(*_MULTICLASS),
     }
 
     @classmethod
     def _fitted_dimensions(cls, state: dict[str, Any]) -> dict[str, int]:
-        problems = 1 if state["n_classes_"] == 2 else state["n_classes_"]
-        return {"R": state["n_folds_"] * problems}
+        return {"R": state["n_folds_"] * _n_problems(state["n_classes_"], state["multiclass_"])}
 
     def __init__(
         self,
@@ -340,19 +353,12 @@ class VennAbersCalibration(Recalibrator):
         folds = _fold_rows(len(prob), params["cv"], params["random_state"])
         n_classes = prob.shape[1]
         _warn_missing(labels, weights, n_classes)
-        scores = _problem_scores(prob, "one-vs-rest")
-        positive = _problem_positives(prob, labels, "one-vs-rest")
-        runs: list[tuple[NDArray, NDArray, NDArray]] = []
-        for rows in folds:
-            fold_weights = None if weights is None else weights[rows]
-            problems = slice(0, scores.shape[1])
-            distinct, totals, positives, offsets = _pooled_ties(
-                scores[rows], positive[rows], problems, fold_weights
-            )
-            for start, stop in itertools.pairwise(offsets):
-                run = slice(start, stop)
-                lower, upper = _tables(totals[run], positives[run])
-                runs.append((distinct[run].astype(np.float64), lower, upper))
+        multiclass = params["multiclass"]
+        runs = [
+            run
+            for rows in folds
+            for run in _fold_runs(prob[rows], labels[rows], _subset(weights, rows), multiclass)
+        ]
         self.scores_ = np.concatenate([run[0] for run in runs])
         self.lower_ = np.concatenate([run[1] for run in runs])
         self.upper_ = np.concatenate([run[2] for run in runs])
@@ -360,38 +366,39 @@ class VennAbersCalibration(Recalibrator):
         self.n_classes_ = int(n_classes)
         self.n_folds_ = len(folds)
         self.merge_ = params["merge"]
+        self.multiclass_ = multiclass
         return self
 
-    def _pairs(self, X: ArrayLike) -> tuple[NDArray, NDArray, NDArray]:
-        """``(p0, p1)`` of shape ``(folds, N, G)`` and the checked probabilities."""
+    def _pairs(self, X: ArrayLike) -> tuple[NDArray, NDArray]:
+        """``(p0, p1)`` of every fold and binary problem, shape ``(folds, N, G)``."""
         prob = iv.check_prob(X, name="X")
         self._check_n_classes(prob.shape[1])
-        scores = _problem_scores(prob, "one-vs-rest")
-        n_problems = scores.shape[1]
+        n_problems = _n_problems(self.n_classes_, self.multiclass_)
         shape = (self.n_folds_, len(prob), n_problems)
         p0, p1 = np.empty(shape), np.empty(shape)
         offsets = self.run_offsets_
-        for run in range(len(offsets) - 1):
-            fold, problem = divmod(run, n_problems)
-            start, stop = offsets[run], offsets[run + 1]
-            tables = slice(start + run, stop + run + 1)
-            p0[fold, :, problem], p1[fold, :, problem] = _interval_at(
-                self.scores_[start:stop],
-                self.lower_[tables],
-                self.upper_[tables],
-                scores[:, problem],
-            )
-        return p0, p1, prob
+        for problem in range(n_problems):
+            column = _problem_column(prob, problem, self.multiclass_)
+            for fold in range(self.n_folds_):
+                run = fold * n_problems + problem
+                start, stop = offsets[run], offsets[run + 1]
+                tables = slice(start + run, stop + run + 1)
+                p0[fold, :, problem], p1[fold, :, problem] = _interval_at(
+                    self.scores_[start:stop], self.lower_[tables], self.upper_[tables], column
+                )
+        return p0, p1
 
     def predict_interval(self, X: ArrayLike) -> tuple[NDArray, NDArray]:
         """The pair ``(p0, p1)`` of each row: shape ``(N,)`` binary, ``(N, K)`` multiclass.
 
         For a multiclass task, column ``k`` is the pair of the one-vs-rest problem of class
-        ``k`` (before any normalisation).  With ``cv``, the pair of geometric means whose
+        ``k`` (before any normalisation); with ``multiclass='ovo'`` there is one column per
+        pair of classes ``i < j`` (in the order of ``itertools.combinations(range(K), 2)``),
+        the pair of ``P(y = j | y in {i, j})``.  With ``cv``, the pair of geometric means whose
         log merge is the prediction: ``(1 - GM(1 - p0), GM(p1))``.
         """
         self._check_fitted()
-        p0, p1, _ = self._pairs(X)
+        p0, p1 = self._pairs(X)
         if self.n_folds_ == 1:
             low, high = p0[0], p1[0]
         else:
@@ -403,12 +410,82 @@ class VennAbersCalibration(Recalibrator):
         return low, high
 
     def _calibrated_probs(self, X: ArrayLike) -> NDArray:
-        p0, p1, _ = self._pairs(X)
+        p0, p1 = self._pairs(X)
         columns = _merged(p0, p1, self.merge_)
         if self.n_classes_ == 2:
             q = columns[:, 0]
             return np.stack([1.0 - q, q], axis=1)
+        if self.multiclass_ == "ovo":
+            columns = _coupled(columns, self.n_classes_)
         return normalised_probs(columns)
+
+
+def _n_problems(n_classes: int, multiclass: str) -> int:
+    """Binary problems of a task: 1 (binary), K (one-vs-rest) or K (K - 1) / 2 (pairs)."""
+    if n_classes == 2:
+        return 1
+    return n_classes if multiclass == "ovr" else n_classes * (n_classes - 1) // 2
+
+
+def _problem_column(prob: NDArray, problem: int, multiclass: str) -> NDArray:
+    """The scores of one binary problem: ``p_k`` (one-vs-rest), ``p_j / (p_i + p_j)`` (pairs).
+
+    A pair whose two probabilities are both 0 gets the score 1/2.
+    """
+    if prob.shape[1] == 2:
+        return prob[:, 1]
+    if multiclass == "ovr":
+        return prob[:, problem]
+    first, second = (index[problem] for index in np.triu_indices(prob.shape[1], 1))
+    total = prob[:, first] + prob[:, second]
+    return np.divide(prob[:, second], total, out=np.full(total.shape, 0.5), where=total > 0)
+
+
+def _fold_runs(
+    prob: NDArray, labels: NDArray, weights: NDArray | None, multiclass: str
+) -> list[tuple[NDArray, NDArray, NDArray]]:
+    """``(distinct scores, p0 table, p1 table)`` of each binary problem of one fold."""
+    n_classes = prob.shape[1]
+    runs = []
+    for problem in range(_n_problems(n_classes, multiclass)):
+        rows, positive_class = slice(None), problem
+        if n_classes == 2:
+            positive_class = 1
+        elif multiclass == "ovo":
+            first, positive_class = (index[problem] for index in np.triu_indices(n_classes, 1))
+            rows = np.flatnonzero((labels == first) | (labels == positive_class))
+            if not len(rows):  # the isotonic fits of the test row alone: 0 and 1
+                runs.append((np.empty(0), np.zeros(1), np.ones(1)))
+                continue
+        column = _problem_column(prob[rows], problem, multiclass)
+        positive = np.where(labels[rows] == positive_class, 0, -1)
+        distinct, totals, positives, _ = _pooled_ties(
+            column[:, None], positive, slice(0, 1), _subset(weights, rows)
+        )
+        runs.append((distinct.astype(np.float64), *_tables(totals, positives)))
+    return runs
+
+
+def _subset(weights: NDArray | None, rows) -> NDArray | None:
+    return None if weights is None else weights[rows]
+
+
+def _coupled(pairwise: NDArray, n_classes: int) -> NDArray:
+    r"""Class probabilities from pairwise ones (Price, Knerr, Personnaz & Dreyfus 1995).
+
+    ``pairwise[:, g]`` is ``r_{ji} = P(y = j | y in {i, j})`` for the g-th pair ``i < j``;
+    then :math:`p_k \propto 1 / (\sum_{l \ne k} 1 / r_{kl} - (K - 2))` (a ``r_{kl} = 0``
+    gives ``p_k = 0``), normalised by the caller.
+    """
+    inverse_sums = np.zeros((len(pairwise), n_classes))
+    with np.errstate(divide="ignore"):
+        for problem, (first, second) in enumerate(
+            zip(*np.triu_indices(n_classes, 1), strict=False)
+        ):
+            inverse_sums[:, first] += 1.0 / (1.0 - pairwise[:, problem])
+            inverse_sums[:, second] += 1.0 / pairwise[:, problem]
+        # Each 1 / r >= 1, so the denominator is >= 1 (inf where some r is 0).
+        return 1.0 / (inverse_sums - (n_classes - 2))
 
 
 def _fold_rows(n_samples: int, cv: int | None, random_state: int) -> list[NDArray]:

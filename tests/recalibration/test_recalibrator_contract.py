@@ -89,6 +89,9 @@ CASES = {
         scale_invariant=False,
         duplicates=False,
     ),
+    "VennAbersCalibration-ovo": Case(
+        lambda: ct.VennAbersCalibration(multiclass="ovo"), False, scale_invariant=False
+    ),
 }
 
 
@@ -156,7 +159,7 @@ ALTERNATIVES = {
     ct.VennAbersCalibration: {
         "cv": 2,
         "merge": "brier",
-        "multiclass": "ovr",
+        "multiclass": "ovo",
         "random_state": 1,
         "classes": ["a", "b", "c", "d"],
     },
@@ -645,7 +648,7 @@ RANGE_CASES = [
     (
         ct.VennAbersCalibration,
         set_first("run_offsets_", 1),
-        "`run_offsets_` must increase from 0",
+        "`run_offsets_` must not decrease from 0",
     ),
 ]
 

@@ -131,6 +131,27 @@ def test_property_pairs_match_the_oracle(rows, tests):
     assert (np.diff(p0[order]) >= -1e-15).all() and (np.diff(p1[order]) >= -1e-15).all()
 
 
+# The same rows one-vs-one: sums of p0 and p1 over the 45 pairs, the squared probabilities
+# and the first row (the peer couples the pairs by Price et al.'s formula, as here).
+VENN_ABERS_LENET_OVO = (
+    19507.17049491581,
+    23215.807956266144,
+    330.0717674265348,
+    [
+        0.021153198781876735,
+        0.0037028382488973662,
+        0.10108559150945966,
+        0.17485099195871828,
+        0.12522061331747394,
+        0.4461977693724733,
+        0.026255691465837304,
+        0.09111528032245012,
+        0.003149606642539269,
+        0.007268418380273931,
+    ],
+)
+
+
 @pytest.mark.parametrize("seed", sorted(VENN_ABERS))
 def test_binary_matches_venn_abers_package(seed):
     scores, labels, test = synthetic_binary(seed)
@@ -143,13 +164,15 @@ def test_binary_matches_venn_abers_package(seed):
     assert_allclose(p1[:3], first_p1, rtol=1e-13, atol=1e-15)
 
 
-def test_one_vs_rest_matches_venn_abers_package_on_real_predictions():
+@pytest.mark.parametrize("multiclass", ["ovr", "ovo"])
+def test_multiclass_matches_venn_abers_package_on_real_predictions(multiclass):
     prob, labels = load_real("lenet-5-cifar-10")
     prob = prob[:2000].astype(np.float64)
-    venn = ct.VennAbersCalibration().fit(prob[:1000], labels[:1000])
+    venn = ct.VennAbersCalibration(multiclass=multiclass).fit(prob[:1000], labels[:1000])
     p0, p1 = venn.predict_interval(prob[1000:])
     probs = venn.predict_proba(prob[1000:])
-    sum_p0, sum_p1, squares, first_row = VENN_ABERS_LENET
+    reference = VENN_ABERS_LENET if multiclass == "ovr" else VENN_ABERS_LENET_OVO
+    sum_p0, sum_p1, squares, first_row = reference
     assert_allclose([p0.sum(), p1.sum(), (probs**2).sum()], [sum_p0, sum_p1, squares], rtol=1e-13)
     assert_allclose(probs[0], first_row, rtol=1e-12)
 
@@ -168,6 +191,49 @@ def test_one_vs_rest_is_one_binary_predictor_per_class():
         merged[:, k] = expected[:, 1] / (1 - expected[:, 0] + expected[:, 1])
     expected_probs = merged / merged.sum(axis=1, keepdims=True)
     assert_allclose(venn.predict_proba(prob[:10]), expected_probs, rtol=1e-12)
+
+
+def test_one_vs_one_couples_the_pairwise_predictors():
+    rng = np.random.default_rng(9)
+    prob = rng.dirichlet(np.ones(3), 90)
+    labels = rng.integers(0, 3, 90)
+    test = rng.dirichlet(np.ones(3), 8)
+    venn = ct.VennAbersCalibration(multiclass="ovo").fit(prob, labels)
+    p0, p1 = venn.predict_interval(test)
+    pairwise = np.empty((8, 3))
+    for problem, (i, j) in enumerate([(0, 1), (0, 2), (1, 2)]):
+        rows = (labels == i) | (labels == j)
+        score = prob[rows, j] / (prob[rows, i] + prob[rows, j])
+        expected = brute_force_pair(
+            score, labels[rows] == j, test[:, j] / (test[:, i] + test[:, j])
+        )
+        assert_allclose(p0[:, problem], expected[:, 0], rtol=1e-12, atol=1e-14)
+        assert_allclose(p1[:, problem], expected[:, 1], rtol=1e-12, atol=1e-14)
+        pairwise[:, problem] = expected[:, 1] / (1 - expected[:, 0] + expected[:, 1])
+    r = {(0, 1): 1 - pairwise[:, 0], (0, 2): 1 - pairwise[:, 1], (1, 2): 1 - pairwise[:, 2]}
+    r.update({(j, i): 1 - value for (i, j), value in list(r.items())})
+    coupled = np.stack(
+        [1 / (sum(1 / r[k, other] for other in range(3) if other != k) - 1) for k in range(3)],
+        axis=1,
+    )
+    assert_allclose(venn.predict_proba(test), coupled / coupled.sum(1, keepdims=True), rtol=1e-12)
+
+
+def test_one_vs_one_pair_without_rows_is_the_test_row_alone():
+    prob = np.array([[0.7, 0.2, 0.1], [0.6, 0.3, 0.1], [0.2, 0.7, 0.1]])
+    with pytest.warns(UserWarning, match=r"classes \[2\] never occur"):
+        venn = ct.VennAbersCalibration(multiclass="ovo").fit(prob, [0, 0, 1])
+    p0, p1 = venn.predict_interval(prob)
+    assert_array_equal(p0[:, 2], 0.0)  # the pair (1, 2): class 2 never occurs, class 1 once
+    expected = brute_force_pair(
+        prob[2:, 2] / prob[2:, 1:].sum(1), [0], prob[:, 2] / prob[:, 1:].sum(1)
+    )
+    assert_allclose(p1[:, 2], expected[:, 1], rtol=1e-15)
+    with pytest.warns(UserWarning, match=r"classes \[1, 2\] never occur"):
+        single = ct.VennAbersCalibration(multiclass="ovo").fit(prob, [0, 0, 0])
+    p0, p1 = single.predict_interval(prob)
+    assert_array_equal(p0[:, 2], 0.0)
+    assert_array_equal(p1[:, 2], 1.0)  # no row of class 1 or 2: the test row alone
 
 
 def test_cross_predictor_merges_the_fold_predictors():

@@ -24,7 +24,9 @@ Sets:
     (so ties), labels drawn with probability ``s**2``; 200 test scores, half of them equal to
     calibration scores.
 (b) the first 2,000 rows of ``lenet-5-cifar-10``: rows 0-999 calibrate, rows 1,000-1,999 are
-    the test rows; one-vs-rest over the 10 classes.
+    the test rows; one-vs-rest over the 10 classes, and one-vs-one (``va_tpe='one_vs_one'``:
+    the 45 pairs ``i < j`` on the rows of class i or j, score ``p_j / (p_i + p_j)``, coupled
+    by ``p_k = 1 / (sum_l 1 / r_kl - (K - 2))`` and normalised).
 
 For each set the script prints checksums of the peer's output (the sums of ``p0``, ``p1``
 and the merged probabilities, and their values on the first three test rows).
@@ -72,6 +74,12 @@ def main() -> None:
     p0 = np.stack([pair[:, 0] for pair in pairs], axis=1)
     p1 = np.stack([pair[:, 1] for pair in pairs], axis=1)
     print(f"lenet-5-cifar-10 one-vs-rest: sum p0 {float(p0.sum())!r}, sum p1 {float(p1.sum())!r}")
+    print(f"  sum of squared probabilities {float((probs**2).sum())!r}")
+    print(f"  first row probabilities {probs[0].tolist()!r}")
+    probs, pairs = predict_proba_prefitted_va(cal, cal_labels, test, va_tpe="one_vs_one")
+    p0 = np.stack([pair[:, 0] for pair in pairs], axis=1)
+    p1 = np.stack([pair[:, 1] for pair in pairs], axis=1)
+    print(f"lenet-5-cifar-10 one-vs-one: sum p0 {float(p0.sum())!r}, sum p1 {float(p1.sum())!r}")
     print(f"  sum of squared probabilities {float((probs**2).sum())!r}")
     print(f"  first row probabilities {probs[0].tolist()!r}")
 
