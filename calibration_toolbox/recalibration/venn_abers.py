@@ -39,7 +39,8 @@ __all__ = ["VennAbersCalibration"]
 
 _MERGES = ("log", "brier")
 _MULTICLASS = ("ovr", "ovo")
-# Passes that step pending tangent points one vertex before the bisection takes over.
+# Passes that step pending tangent points one vertex before the bisection takes over
+# (at least 1).
 _STEPS = 3
 
 
@@ -109,8 +110,14 @@ def _tangent_vertices(vx: NDArray, vy: NDArray, qx: NDArray, qy: NDArray) -> NDA
         return dx[vertex] * (qy[points] - vy[vertex]) >= dy[vertex] * (qx[points] - vx[vertex])
 
     tangent = np.minimum(np.searchsorted(vx, qx, side="right"), last)
-    pending = np.flatnonzero(tangent < last)
-    for _ in range(_STEPS):
+    # The first pass on whole arrays (no gathers of the points): it settles nearly all.
+    step = np.minimum(tangent, last - 1)
+    settled = dx[step] * (qy - vy[step]) >= dy[step] * (qx - vx[step])
+    settled |= tangent == last
+    pending = np.flatnonzero(~settled)
+    tangent[pending] += 1
+    pending = pending[tangent[pending] < last]
+    for _ in range(_STEPS - 1):
         pending = pending[~above(pending, tangent[pending])]
         tangent[pending] += 1
         pending = pending[tangent[pending] < last]
@@ -488,10 +495,10 @@ def _coupled(pairwise: NDArray, n_classes: int) -> NDArray:
         return 1.0 / (inverse_sums - (n_classes - 2))
 
 
-def _fold_rows(n_samples: int, cv: int | None, random_state: int) -> list[NDArray]:
+def _fold_rows(n_samples: int, cv: int | None, random_state: int) -> list[NDArray | slice]:
     """The calibration rows of each predictor: all rows, or ``cv`` seeded folds."""
     if cv is None:
-        return [np.arange(n_samples)]
+        return [slice(None)]  # a view: no copy of the rows
     if cv > n_samples:
         raise InputError(
             "{cv} must be at most the number of rows ({n}), each fold holding one at least; "
