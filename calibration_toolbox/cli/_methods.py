@@ -2,8 +2,9 @@
 
 Each method takes what its class documents: temperature, ensemble, vector and matrix
 scaling and Platt scaling (``input='logits'``, its default) take logits; Dirichlet, beta,
-isotonic calibration and histogram binning take probabilities.  :func:`method_input`
-converts the file's predictions to that, and :func:`conversion_lines` says so in words.
+isotonic calibration, histogram binning and spline calibration take probabilities.
+:func:`method_input` converts the file's predictions to that, and :func:`conversion_lines`
+says so in words.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ METHODS: dict[str, Method] = {
             recalibration.VennAbersCalibration,
             "probabilities",
         ),
+        Method("spline", "spline calibration", recalibration.SplineCalibration, "probabilities"),
     )
 }
 

@@ -10,6 +10,7 @@ from calibration_toolbox.recalibration.linear import (
 )
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
 from calibration_toolbox.recalibration.refinement import refinement_decomposition
+from calibration_toolbox.recalibration.spline import SplineCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 from calibration_toolbox.recalibration.venn_abers import VennAbersCalibration
 
@@ -22,6 +23,7 @@ __all__ = [
     "MatrixScaling",
     "PlattScaling",
     "Recalibrator",
+    "SplineCalibration",
     "TemperatureScaling",
     "VectorScaling",
     "VennAbersCalibration",

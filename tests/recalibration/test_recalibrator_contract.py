@@ -92,6 +92,11 @@ CASES = {
     "VennAbersCalibration-ovo": Case(
         lambda: ct.VennAbersCalibration(multiclass="ovo"), False, scale_invariant=False
     ),
+    # A weight is one point of the walk, duplicated rows are several (see its docstring).
+    "SplineCalibration": Case(ct.SplineCalibration, False, duplicates=False),
+    "SplineCalibration-one-vs-rest": Case(
+        lambda: ct.SplineCalibration(mode="one-vs-rest"), False, duplicates=False
+    ),
 }
 
 
@@ -163,6 +168,7 @@ ALTERNATIVES = {
         "random_state": 1,
         "classes": ["a", "b", "c", "d"],
     },
+    ct.SplineCalibration: {"knots": 3, "mode": "one-vs-rest", "classes": ["a", "b", "c", "d"]},
 }
 
 
@@ -409,6 +415,11 @@ def test_degenerate_calibration_sets_give_finite_normalised_probabilities(name, 
     assert_probabilities(estimator.predict_proba(test_X), test_X)
 
 
+# Settings under which a class warns of the set below: a top-label map by default has no
+# use for the class that never occurs, its one-vs-rest form warns of it.
+WARNING_SETTINGS = {ct.SplineCalibration: {"mode": "one-vs-rest"}}
+
+
 @by_class
 def test_fit_warnings_point_at_the_caller(cls):
     labels = np.arange(60) % 3  # class 3 never occurs, and the logits rank every label first
@@ -416,7 +427,7 @@ def test_fit_warnings_point_at_the_caller(cls):
     X = logits if cls in ON_LOGITS else softmax(logits, axis=1)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        cls().fit(X, labels)
+        cls(**WARNING_SETTINGS.get(cls, {})).fit(X, labels)
     assert record
     assert [warning.filename for warning in record] == [__file__] * len(record)
 
@@ -468,12 +479,14 @@ FLOAT_ATTRIBUTE = {
     ct.IsotonicCalibration: "breakpoint_values_",
     ct.HistogramBinning: "bin_probabilities_",
     ct.VennAbersCalibration: "upper_",
+    ct.SplineCalibration: "breakpoint_values_",
 }
 SHAPED_ATTRIBUTE = {
     ct.EnsembleTemperatureScaling: "weights_",
     ct.IsotonicCalibration: "breakpoint_offsets_",
     ct.HistogramBinning: "bin_probabilities_",
     ct.VennAbersCalibration: "run_offsets_",
+    ct.SplineCalibration: "breakpoint_offsets_",
 }
 COEFFICIENTS = (ct.VectorScaling, ct.MatrixScaling, ct.DirichletCalibration)
 COEFFICIENTS += (ct.PlattScaling, ct.BetaCalibration)
@@ -649,6 +662,16 @@ RANGE_CASES = [
         ct.VennAbersCalibration,
         set_first("run_offsets_", 1),
         "`run_offsets_` must not decrease from 0",
+    ),
+    (
+        ct.SplineCalibration,
+        set_first("breakpoint_values_", 1.5),
+        "`breakpoint_values_` must be an array of finite numbers in [0, 1]; got 1.5.",
+    ),
+    (
+        ct.SplineCalibration,
+        set_first("breakpoints_", 0.99),
+        "`breakpoints_` must increase within each run",
     ),
 ]
 

@@ -39,6 +39,7 @@ ON_PROBABILITIES = [
     ct.IsotonicCalibration,
     ct.HistogramBinning,
     ct.VennAbersCalibration,
+    ct.SplineCalibration,
 ]
 
 # scikit-learn's own checks run on two classes, one for each kind of input: logits
