@@ -75,6 +75,7 @@ from calibration_toolbox.recalibration import (
     SplineCalibration,
     TemperatureScaling,
     VectorScaling,
+    VennAbersCalibration,
     load_recalibrator,
     refinement_decomposition,
 )
@@ -132,6 +133,7 @@ __all__ = [
     "TopLabelECE",
     "ToprCE",
     "VectorScaling",
+    "VennAbersCalibration",
     "__version__",
     "brier_decomposition",
     "brier_score",

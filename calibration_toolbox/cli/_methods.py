@@ -72,6 +72,12 @@ METHODS: dict[str, Method] = {
             "isotonic", "isotonic calibration", recalibration.IsotonicCalibration, "probabilities"
         ),
         Method("histogram", "histogram binning", recalibration.HistogramBinning, "probabilities"),
+        Method(
+            "venn-abers",
+            "Venn-Abers calibration",
+            recalibration.VennAbersCalibration,
+            "probabilities",
+        ),
         Method("spline", "spline calibration", recalibration.SplineCalibration, "probabilities"),
     )
 }

@@ -12,6 +12,7 @@ from calibration_toolbox.recalibration.nonparametric import HistogramBinning, Is
 from calibration_toolbox.recalibration.refinement import refinement_decomposition
 from calibration_toolbox.recalibration.spline import SplineCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
+from calibration_toolbox.recalibration.venn_abers import VennAbersCalibration
 
 __all__ = [
     "BetaCalibration",
@@ -25,6 +26,7 @@ __all__ = [
     "SplineCalibration",
     "TemperatureScaling",
     "VectorScaling",
+    "VennAbersCalibration",
     "load_recalibrator",
     "refinement_decomposition",
 ]

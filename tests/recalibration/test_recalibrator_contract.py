@@ -89,6 +89,17 @@ CASES = {
     "HistogramBinning-equal-mass": Case(
         lambda: ct.HistogramBinning(adaptive_bins=True), False, duplicates=False
     ),
+    # The test row weighs one row: rescaling the weights changes the fit.
+    "VennAbersCalibration": Case(ct.VennAbersCalibration, False, scale_invariant=False),
+    "VennAbersCalibration-cross-brier": Case(
+        lambda: ct.VennAbersCalibration(cv=3, merge="brier"),
+        False,
+        scale_invariant=False,
+        duplicates=False,
+    ),
+    "VennAbersCalibration-ovo": Case(
+        lambda: ct.VennAbersCalibration(multiclass="ovo"), False, scale_invariant=False
+    ),
     # A weight is one point of the walk, duplicated rows are several (see its docstring).
     "SplineCalibration": Case(ct.SplineCalibration, False, duplicates=False),
     "SplineCalibration-one-vs-rest": Case(
@@ -161,6 +172,13 @@ ALTERNATIVES = {
         "classes": ["a", "b", "c", "d"],
     },
     ct.HistogramBinning: {"bins": 3, "adaptive_bins": True, "classes": ["a", "b", "c", "d"]},
+    ct.VennAbersCalibration: {
+        "cv": 2,
+        "merge": "brier",
+        "multiclass": "ovo",
+        "random_state": 1,
+        "classes": ["a", "b", "c", "d"],
+    },
     ct.SplineCalibration: {"knots": 3, "mode": "one-vs-rest", "classes": ["a", "b", "c", "d"]},
 }
 
@@ -471,12 +489,14 @@ FLOAT_ATTRIBUTE = {
     ct.EnsembleTemperatureScaling: "weights_",
     ct.IsotonicCalibration: "breakpoint_values_",
     ct.HistogramBinning: "bin_probabilities_",
+    ct.VennAbersCalibration: "upper_",
     ct.SplineCalibration: "breakpoint_values_",
 }
 SHAPED_ATTRIBUTE = {
     ct.EnsembleTemperatureScaling: "weights_",
     ct.IsotonicCalibration: "breakpoint_offsets_",
     ct.HistogramBinning: "bin_probabilities_",
+    ct.VennAbersCalibration: "run_offsets_",
     ct.SplineCalibration: "breakpoint_offsets_",
 }
 COEFFICIENTS = (ct.VectorScaling, ct.MatrixScaling, ct.DirichletCalibration)
@@ -638,6 +658,21 @@ RANGE_CASES = [
         ct.HistogramBinning,
         set_first("adaptive_bins_", 1),
         "`adaptive_bins_` must be True or False; got 1.",
+    ),
+    (
+        ct.VennAbersCalibration,
+        set_first("upper_", 1.5),
+        "`upper_` must be an array of finite numbers in [0, 1]; got 1.5.",
+    ),
+    (
+        ct.VennAbersCalibration,
+        set_first("scores_", 0.99),
+        "`scores_` must increase within each run",
+    ),
+    (
+        ct.VennAbersCalibration,
+        set_first("run_offsets_", 1),
+        "`run_offsets_` must not decrease from 0",
     ),
     (
         ct.SplineCalibration,

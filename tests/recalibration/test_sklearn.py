@@ -38,6 +38,7 @@ ON_PROBABILITIES = [
     ct.BetaCalibration,
     ct.IsotonicCalibration,
     ct.HistogramBinning,
+    ct.VennAbersCalibration,
     ct.SplineCalibration,
 ]
 
