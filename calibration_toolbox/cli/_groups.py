@@ -12,7 +12,8 @@ diagram grid of the HTML page) is that of ``by_group(ECE, ...)``, binned once.
 
 The document's ``groups`` entry: ``column``, ``names`` (in order), ``counts``, ``metrics``
 (each metric's value per group, null where a group has none) and ``worst`` (per metric: the
-group of the largest value and that value).
+group of the largest value and that value), and ``across`` (each metric over the groups,
+by name: ``MultiCal_sigma``, ``MultiCal_error``, ``MultiCal_p``; null where not finite).
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def _value(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
 
 
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
 def grouped(request: ReportRequest, inputs) -> tuple[dict, dict[str, CalibrationTable]]:
     """The document's ``groups`` entry and each group's top-label table, by group name."""
     file, options = request.file, request.report
@@ -82,12 +87,21 @@ def grouped(request: ReportRequest, inputs) -> tuple[dict, dict[str, Calibration
             if result.worst < 0
             else {"group": names[result.worst], "value": result.worst_value}
         )
+    across = {
+        metric.name: _finite(
+            metric.function(
+                view, test.labels, groups=groups, **metric.keywords(options.bins, inputs.logits)
+            )
+        )
+        for metric in options.across_groups
+    }
     entry = {
         "column": options.groups,
         "names": names,
         "counts": [int(count) for count in tabled.counts],
         "metrics": values,
         "worst": worst,
+        "across": across,
     }
     return entry, {str(name): table for name, table in zip(names, tabled.tables, strict=True)}
 
@@ -111,4 +125,7 @@ def group_lines(entry: dict) -> list[str]:
     for metric, worst in entry["worst"].items():
         if worst is not None:
             lines.append(f"  worst {metric}: {worst['group']} ({worst['value']:.5f})")
+    for metric, value in entry["across"].items():
+        shown = "-" if value is None else f"{value:.5g}"
+        lines.append(f"  over the groups, {metric}: {shown}")
     return lines

@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from calibration_toolbox import ECE, SCE, brier_score, by_group, negative_log_likelihood
+from calibration_toolbox import (
+    ECE,
+    SCE,
+    brier_score,
+    by_group,
+    multicalibration_error,
+    negative_log_likelihood,
+)
 from calibration_toolbox.cli import main
 from tests.conftest import synthetic_example
 
@@ -165,3 +172,33 @@ def test_a_parquet_column_of_names(files, capsys, tmp_path):
     expected = by_group(ECE, prob, labels, names)
     assert document["groups"]["names"] == ["east", "north", "south"]
     assert_allclose(document["groups"]["metrics"]["ECE"], expected.values, rtol=1e-12)
+
+
+def test_multicalibration_over_the_groups_is_the_apis(files, capsys):
+    # a registry row that declares `groups`: the report calls it once with the column
+    folder, prob, labels, _ = files
+    document = json.loads(
+        _run(capsys, folder / "p.npz", "--groups", "region", "--metrics", "ECE,MultiCal", "--json")
+    )
+    expected = multicalibration_error(prob, labels, np.arange(600) % 3)
+    assert document["metrics"] == ["ECE"]  # a statistic over the groups, not per method
+    assert document["groups"]["across"] == {
+        "MultiCal_sigma": expected.sigmas,
+        "MultiCal_error": expected.error,
+        "MultiCal_p": expected.pvalue,
+    }
+    assert set(document["groups"]["metrics"]) == {"ECE"}
+    text = _run(capsys, folder / "p.npz", "--groups", "region", "--metrics", "MultiCal")
+    assert f"over the groups, MultiCal_sigma: {expected.sigmas:.5g}" in text
+
+
+@pytest.mark.parametrize("command", [["report", "p.npz"], ["compare", "p.npz", "p.npz"]])
+def test_multicalibration_without_groups_is_refused_in_one_line(files, capsys, command):
+    folder = files[0]
+    arguments = [str(folder / part) if part.endswith(".npz") else part for part in command]
+    assert main([*arguments, "--metrics", "ECE,MultiCal"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert (
+        len(lines) == 1
+        and "a statistic over groups of rows; it needs report --groups" in (lines[0])
+    )
