@@ -2,9 +2,9 @@
 
 The groups are a value per row of FILE: a column of a ``.csv`` or ``.parquet`` file, or an
 array of its ``.npz`` (:func:`calibration_toolbox.io.read_column`).  The predictions of a
-``.csv`` or ``.parquet`` file must then be named (``--prob-column``), and a ``.csv``'s
-group column must hold numbers (its reader reads every cell but the labels as one); names
-of groups come from a ``.npz`` or ``.parquet``.  Each metric of the
+``.csv`` or ``.parquet`` file must then be named (``--prob-column``): the columns no option
+chose are read as text and left aside, so a ``.csv``'s group column holds numbers or names
+(quoted as the reader quotes, ``"a, b"`` and ``""`` for a quote).  Each metric of the
 report is :func:`~calibration_toolbox.by_group` of the file's rows (read whole: the
 per-group tables are sums that an accumulator could add, but the streamed report keeps one
 table per method, not per group), and each group's top-label table (the reliability

@@ -29,7 +29,7 @@ def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("groups")
     example = synthetic_example()
     prob, labels = example.prob[:600], example.labels[:600]
-    # Numbers: the .csv reader reads every cell but the labels as a number.
+    # Numbers here (a column of names: test_a_csv_column_of_names).
     regions = np.array([10, 20, 30, 40])[np.arange(600) % 4]
     np.savez(folder / "p.npz", probs=prob, labels=labels, region=np.arange(600) % 3)
     np.savez(folder / "z.npz", logits=example.logits[:600], labels=labels, region=labels % 4)
@@ -140,6 +140,24 @@ def test_refusals_are_one_line(files, capsys, arguments, message):
         _run(capsys, folder / "p.npz", *arguments)
         return
     assert message in _error(capsys, folder / "p.npz", *arguments)
+
+
+def test_a_csv_column_of_names(files, capsys, tmp_path):
+    _, prob, labels, _ = files
+    names = np.array(["north", "south", '"east, west"', '"say ""hi"""'])[np.arange(600) % 4]
+    header = ",".join([f"p{k}" for k in range(prob.shape[1])] + ["label", "region"])
+    lines = [
+        ",".join(repr(float(v)) for v in row) + f",{label},{name}"
+        for row, label, name in zip(prob, labels, names, strict=True)
+    ]
+    (tmp_path / "n.csv").write_text("\n".join([header, *lines]) + "\n")
+    document = json.loads(
+        _run(capsys, tmp_path / "n.csv", "--prob-column", "p*", "--groups", "region", "--json")
+    )
+    read = np.array(["north", "south", "east, west", 'say "hi"'])[np.arange(600) % 4]
+    expected = by_group(ECE, prob, labels, read)
+    assert document["groups"]["names"] == ["east, west", "north", 'say "hi"', "south"]
+    assert_allclose(document["groups"]["metrics"]["ECE"], expected.values, rtol=1e-12)
 
 
 def test_a_csv_needs_its_prediction_columns_named(files, capsys):
