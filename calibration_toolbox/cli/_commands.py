@@ -25,7 +25,12 @@ from calibration_toolbox.cli._files import (
     write_npz,
     write_plot,
 )
-from calibration_toolbox.cli._groups import check_groups_request, group_lines, grouped
+from calibration_toolbox.cli._groups import (
+    check_groups_request,
+    group_lines,
+    grouped,
+    read_groups,
+)
 from calibration_toolbox.cli._inputs import (
     Part,
     load_inputs,
@@ -78,7 +83,9 @@ def _source(request: ReportRequest, warned: Warned):
             f"--block-rows sizes the blocks of a file read in blocks; {whole} is read "
             "whole (add --stream)."
         )
-    return InMemory(load_inputs(request), request.report, request.fit.methods)
+    inputs = load_inputs(request)
+    groups = None if request.report.groups is None else read_groups(request, inputs)
+    return InMemory(inputs, request.report, request.fit.methods, groups)
 
 
 def run_report(request: ReportRequest, command: Sequence[str]) -> str:
@@ -89,7 +96,7 @@ def run_report(request: ReportRequest, command: Sequence[str]) -> str:
         source = _source(request, warned)
         result = build_report(source, command, warned)
         if request.report.groups is not None:
-            result.document["groups"], result.group_tables = grouped(request, source.inputs)
+            result.document["groups"], result.group_tables = grouped(request, source, result)
     result.document["warnings"] = warned.file
     output = request.output
     with batch() as outputs:  # the text too, before any file replaces its target

@@ -20,6 +20,7 @@ from calibration_toolbox import (
     negative_log_likelihood,
 )
 from calibration_toolbox.cli import main
+from calibration_toolbox.cli._inputs import fit_rows
 from tests.conftest import synthetic_example
 
 
@@ -128,7 +129,6 @@ def test_html_has_the_group_table_and_a_diagram_per_group(files, capsys, tmp_pat
     [
         (["--stream"], "--groups needs FILE read whole, not in blocks"),
         (["--format", "csv"], "not in CSV"),
-        (["--method", "temperature"], "not with --method"),
         (["--groups", "nope"], "has no array 'nope'"),
         (["--groups", "labels", "--labels-key", "labels"], None),
     ],
@@ -158,6 +158,56 @@ def test_a_csv_column_of_names(files, capsys, tmp_path):
     expected = by_group(ECE, prob, labels, read)
     assert document["groups"]["names"] == ["east, west", "north", 'say "hi"', "south"]
     assert_allclose(document["groups"]["metrics"]["ECE"], expected.values, rtol=1e-12)
+
+
+def test_groups_after_a_method_are_by_group_of_its_calibrated_rows(files, capsys, tmp_path):
+    # --fit-on: every row of FILE reported; the calibrated rows as `recalibrate` writes them
+    folder, prob, labels, _ = files
+    example = synthetic_example()
+    np.savez(tmp_path / "fit.npz", probs=example.prob[600:1200], labels=example.labels[600:1200])
+    fit = ["--method", "temperature", "--fit-on", tmp_path / "fit.npz"]
+    document = json.loads(
+        _run(
+            capsys, folder / "p.npz", *fit, "--groups", "region", "--metrics", "ECE,NLL", "--json"
+        )
+    )
+    assert main(
+        ["recalibrate", "--method", "temperature", "--fit", str(tmp_path / "fit.npz"),
+         "--apply", str(folder / "p.npz"), "-o", str(tmp_path / "out.npz")]
+    ) == 0  # fmt: skip
+    capsys.readouterr()
+    calibrated = np.load(tmp_path / "out.npz")["prob"]
+    groups = np.arange(600) % 3
+    after = document["groups"]["methods"]["temperature"]
+    for name, metric in (("ECE", ECE), ("NLL", negative_log_likelihood)):
+        before = by_group(metric, prob, labels, groups, **({"bins": 15} if name == "ECE" else {}))
+        expected = by_group(
+            metric, calibrated, labels, groups, **({"bins": 15} if name == "ECE" else {})
+        )
+        assert_allclose(document["groups"]["metrics"][name], before.values, rtol=1e-12)
+        assert_allclose(after["metrics"][name], expected.values, rtol=1e-12)
+        assert after["worst"][name] == {
+            "group": expected.worst_name,
+            "value": expected.worst_value,
+        }
+    assert not np.allclose(after["metrics"]["ECE"], document["groups"]["metrics"]["ECE"])
+
+
+def test_groups_with_a_split_are_those_of_the_rows_reported(files, capsys):
+    # --split: the groups of the rows not fitted on (the report's n), the fit rows left out
+    folder, prob, labels, _ = files
+    document = json.loads(
+        _run(capsys, folder / "p.npz", "--method", "temperature", "--groups", "region", "--json")
+    )
+    test_rows = ~fit_rows(0, 600, 0.5, 0)
+    groups = (np.arange(600) % 3)[test_rows]
+    expected = by_group(ECE, prob[test_rows], labels[test_rows], groups, bins=15)
+    assert sum(document["groups"]["counts"]) == document["n"] == test_rows.sum() < 600
+    assert document["groups"]["counts"] == expected.counts.tolist()
+    assert_allclose(document["groups"]["metrics"]["ECE"], expected.values, rtol=1e-12)
+    assert set(document["groups"]["methods"]) == {"temperature"}
+    text = _run(capsys, folder / "p.npz", "--method", "temperature", "--groups", "region")
+    assert "by group after temperature:" in text
 
 
 def test_a_csv_needs_its_prediction_columns_named(files, capsys):
