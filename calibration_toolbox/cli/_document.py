@@ -29,7 +29,7 @@ import scipy
 from calibration_toolbox import __version__, _scipy
 from calibration_toolbox._validation import Predictions, check_bins, check_predictions
 from calibration_toolbox._warnings import warn
-from calibration_toolbox.cli._groups import group_metrics
+from calibration_toolbox.cli._groups import group_metrics, grouped
 from calibration_toolbox.cli._inputs import Inputs, metric_view
 from calibration_toolbox.cli._methods import (
     Method,
@@ -368,6 +368,10 @@ class InMemory:
         self.logits, self.scores = inputs.logits, inputs.scores
         self.groups = groups
         """The group of each test row (``--groups``), or None."""
+
+    def group_entry(self, report: Report) -> tuple[dict, dict[str, CalibrationTable]]:
+        """The document's ``groups`` entry and each group's top-label table (``--groups``)."""
+        return grouped(self, report)
 
     def uncalibrated(self) -> Column:
         """The column of the test rows' predictions."""

@@ -5,15 +5,20 @@ array of its ``.npz`` (:func:`calibration_toolbox.io.read_column`).  The predict
 ``.csv`` or ``.parquet`` file must then be named (``--prob-column``): the columns no option
 chose are read as text and left aside, so a ``.csv``'s group column holds numbers or names
 (quoted as the reader quotes, ``"a, b"`` and ``""`` for a quote).  Each metric of the
-report is :func:`~calibration_toolbox.by_group` of the file's rows (read whole: the
-per-group tables are sums that an accumulator could add, but the streamed report keeps one
-table per method, not per group), and each group's top-label table (the reliability
-diagram grid of the HTML page) is that of ``by_group(ECE, ...)``, binned once.
+report is :func:`~calibration_toolbox.by_group` of the rows reported (every row of FILE, or
+with ``--method`` and ``--split`` the rows not fitted on), for the predictions and after each
+method; each group's top-label table (the reliability diagram grid of the HTML page) is that
+of ``by_group(ECE, ...)``, binned once.  A file read in blocks (``--stream``) adds each
+block's rows of a group to that group's accumulator (per column of the report: the groups'
+tables are sums), the column itself read whole (one value per row); the metrics that need all
+the rows are left out there, as in the streamed report.
 
 The document's ``groups`` entry: ``column``, ``names`` (in order), ``counts``, ``metrics``
 (each metric's value per group, null where a group has none) and ``worst`` (per metric: the
 group of the largest value and that value), and ``across`` (each metric over the groups,
-by name: ``MultiCal_sigma``, ``MultiCal_error``, ``MultiCal_p``; null where not finite).
+by name: ``MultiCal_sigma``, ``MultiCal_error``, ``MultiCal_p``; null where not finite;
+empty when read in blocks), and with ``--method`` ``methods``: per method, its ``metrics``
+and ``worst`` on the same groups.
 """
 
 from __future__ import annotations
@@ -30,7 +35,15 @@ from calibration_toolbox.groups import by_group
 from calibration_toolbox.io import read_column
 from calibration_toolbox.metrics import ECE, CalibrationTable
 
-__all__ = ["check_groups_request", "group_lines", "group_metrics", "grouped", "read_groups"]
+__all__ = [
+    "check_group_count",
+    "check_groups_request",
+    "group_lines",
+    "group_metrics",
+    "grouped",
+    "read_groups",
+    "summed_metrics",
+]
 
 
 def check_groups_request(request: ReportRequest) -> None:
@@ -85,7 +98,40 @@ def group_metrics(
     return {"metrics": values, "worst": worst}
 
 
-def grouped(request: ReportRequest, source, report) -> tuple[dict, dict[str, CalibrationTable]]:
+def _worst(names: list, values: list) -> dict | None:
+    """The group of the largest value (the first on ties; None: no group has one)."""
+    finite = [(value, -row) for row, value in enumerate(values) if value is not None]
+    if not finite:
+        return None
+    value, row = max(finite)
+    return {"group": names[-row], "value": value}
+
+
+def summed_metrics(names: list, accumulators, metrics: tuple[Metric, ...]) -> dict:
+    """One column's ``metrics`` and ``worst`` from each group's accumulated sums (``--stream``).
+
+    A group without a row reported (all its rows fitted on) has no value (null).
+    """
+    values = {
+        metric.name: [
+            accumulator.metric(metric.streamed) if accumulator.n_samples else None
+            for accumulator in accumulators
+        ]
+        for metric in metrics
+    }
+    return {"metrics": values, "worst": {name: _worst(names, v) for name, v in values.items()}}
+
+
+def check_group_count(column: str, path: str, n_values: int, n_rows: int) -> None:
+    """Refuse a column of ``n_values`` values beside ``n_rows`` rows of FILE."""
+    if n_values != n_rows:
+        raise ValueError(
+            f"--groups {column}: {path} holds {n_values} values of shape ({n_values},), not "
+            f"one per row ({n_rows} rows)."
+        )
+
+
+def grouped(source, report) -> tuple[dict, dict[str, CalibrationTable]]:
     """The document's ``groups`` entry and each group's top-label table, by group name.
 
     ``source`` (the rows read whole, :class:`~calibration_toolbox.cli._document.InMemory`)

@@ -127,7 +127,6 @@ def test_html_has_the_group_table_and_a_diagram_per_group(files, capsys, tmp_pat
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--stream"], "--groups needs FILE read whole, not in blocks"),
         (["--format", "csv"], "not in CSV"),
         (["--groups", "nope"], "has no array 'nope'"),
         (["--groups", "labels", "--labels-key", "labels"], None),
@@ -208,6 +207,74 @@ def test_groups_with_a_split_are_those_of_the_rows_reported(files, capsys):
     assert set(document["groups"]["methods"]) == {"temperature"}
     text = _run(capsys, folder / "p.npz", "--method", "temperature", "--groups", "region")
     assert "by group after temperature:" in text
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--metrics", "ECE,SCE,Brier,NLL"],
+        ["--metrics", "ECE,Brier", "--method", "temperature,isotonic"],
+        ["--metrics", "ECE,MCE", "--per-class", "--bins", "7"],
+    ],
+)
+def test_streamed_groups_are_the_groups_read_whole(files, capsys, arguments):
+    # each group's sums accumulated block by block: the in-memory by_group's numbers
+    folder = files[0]
+    command = [folder / "p.npz", "--groups", "region", *arguments, "--json"]
+    whole = json.loads(_run(capsys, *command))["groups"]
+    streamed = json.loads(_run(capsys, *command, "--stream", "--block-rows", "37"))["groups"]
+    assert streamed["names"] == whole["names"] and streamed["counts"] == whole["counts"]
+    for part in (streamed, *streamed.get("methods", {}).values()):
+        assert set(part) >= {"metrics", "worst"}
+    pairs = [(streamed, whole)] + [
+        (streamed["methods"][name], whole["methods"][name]) for name in whole.get("methods", {})
+    ]
+    assert len(pairs) == 1 + ("--method" in arguments) * 2
+    for got, expected in pairs:
+        for name, values in expected["metrics"].items():
+            assert_allclose(got["metrics"][name], values, rtol=1e-12, err_msg=name)
+            assert got["worst"][name]["group"] == expected["worst"][name]["group"]
+
+
+def test_streamed_groups_of_a_csv_column_of_names(files, capsys, tmp_path):
+    _, prob, labels, _ = files
+    names = np.array(["north", "south", '"east, west"'])[np.arange(600) % 3]
+    header = ",".join([f"p{k}" for k in range(prob.shape[1])] + ["label", "region"])
+    lines = [
+        ",".join(repr(float(v)) for v in row) + f",{label},{name}"
+        for row, label, name in zip(prob, labels, names, strict=True)
+    ]
+    (tmp_path / "n.csv").write_text("\n".join([header, *lines]) + "\n")
+    command = [tmp_path / "n.csv", "--prob-column", "p*", "--groups", "region", "--json"]
+    command += ["--metrics", "ECE"]
+    streamed = json.loads(_run(capsys, *command, "--stream", "--block-rows", "50"))["groups"]
+    expected = by_group(
+        ECE, prob, labels, np.array(["north", "south", "east, west"])[np.arange(600) % 3]
+    )
+    assert streamed["names"] == expected.names.tolist()
+    assert_allclose(streamed["metrics"]["ECE"], expected.values, rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("default")  # the CLI reports warnings as lines, not exceptions
+def test_streamed_groups_leave_multicalibration_out_with_a_warning(files, capsys):
+    folder = files[0]
+    assert main(
+        ["report", str(folder / "p.npz"), "--groups", "region", "--metrics", "ECE,MultiCal",
+         "--stream", "--json"]
+    ) == 0  # fmt: skip
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["groups"]["across"] == {}
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("calibration-toolbox: warning: ")
+    assert "MultiCal_sigma" in lines[0] and "need all the rows at once" in lines[0]
+
+
+def test_streamed_groups_of_another_length_are_refused(files, capsys, tmp_path):
+    _, prob, labels, _ = files
+    for size in (5, 601):
+        np.savez(tmp_path / "short.npz", probs=prob, labels=labels, region=np.zeros(size))
+        line = _error(capsys, tmp_path / "short.npz", "--groups", "region", "--stream")
+        assert f"holds {size} values" in line and "not one per row" in line
 
 
 def test_a_csv_needs_its_prediction_columns_named(files, capsys):
