@@ -337,3 +337,15 @@ def test_multicalibration_without_groups_is_refused_in_one_line(files, capsys, c
         len(lines) == 1
         and "a statistic over groups of rows; it needs report --groups" in (lines[0])
     )
+
+
+def test_groups_take_the_bins_the_report_chose_with_bins_auto(files, capsys):
+    # --bins auto: one count for every number shown (the report's, from all its rows),
+    # not a count chosen again from each group's rows
+    folder, prob, labels, _ = files
+    document = json.loads(
+        _run(capsys, folder / "p.npz", "--groups", "region", "--bins", "auto", "--json")
+    )
+    assert document["bins"] == 9  # the smallest B with B**3 >= 600
+    expected = by_group(ECE, prob, labels, np.arange(600) % 3, bins=9)
+    assert_allclose(document["groups"]["metrics"]["ECE"], expected.values, rtol=1e-12)
