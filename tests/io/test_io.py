@@ -516,6 +516,12 @@ def test_columns_no_option_chose_are_read_as_text_and_left_aside(tmp_path):
     assert_array_equal(np.concatenate([p for p, _ in blocks]), prob)
     assert_array_equal(np.concatenate([y for _, y in blocks]), labels)
     assert read_column(path, "region").tolist() == ["north", 'say "hi"', "north"]
+    assert read_column(path, "id").tolist() == [7, 9, 8]  # whole numbers: integers
+    (tmp_path / "h.csv").write_text("p0,p1,region\n")
+    assert read_column(tmp_path / "h.csv", "region").shape == (0,)
+    (tmp_path / "s.csv").write_text("p0,p1,region\n0.2,0.8,a\n0.4,0.6\n")
+    with pytest.raises(ValueError, match=r"s\.csv line 3 has no cell in column 'region'"):
+        read_column(tmp_path / "s.csv", "region")
     # a label that is no number is still a name to map (here: refused without classes)
     path.write_text(TEXT_COLUMNS)
     with pytest.raises((TypeError, ValueError), match="cat"):
