@@ -13,7 +13,7 @@ import csv
 import io
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +97,9 @@ class Layout:
     """The predicted-label column of the top-label layout (the target: it equals the label)."""
     bool_labels: bool = False
     """Whether the labels are the words True/False (the first row's label is one)."""
+    unused_columns: list[int] = field(default_factory=list)
+    """Columns of a header that no option chose (``--prob-column`` names the predictions):
+    read as text and left aside, so that they may hold anything (a column of group names)."""
 
     @property
     def text_columns(self) -> list[int]:
@@ -114,7 +117,7 @@ class Layout:
             return np.empty((0, len(self.prob_columns))), np.empty(0)
         if not self.text_labels:
             try:
-                table = self._parse(text, np.float64)
+                table = self._numbers(text)
             except ValueError:
                 self.text_labels = _first_problem(self, text, first_line) == "label"
             else:
@@ -140,26 +143,40 @@ class Layout:
                 **({"ndmin": 2 if dtype is np.float64 else 1} | options),
             )
 
+    def _numbers(self, text: str) -> NDArray:
+        """Every cell as a number (NaN in the unused columns, read as text); ValueError else."""
+        if not self.unused_columns:
+            return self._parse(text, np.float64)
+        return self._mixed(text, self.unused_columns)[0]
+
+    def _mixed(self, text: str, as_text: list[int]) -> tuple[NDArray, NDArray]:
+        """The columns ``as_text`` read as text, the others as numbers (NaN in ``as_text``).
+
+        Returns the table of numbers and the structured table the text is read from.
+        """
+        cells = self._parse(text, str, usecols=as_text, ndmin=2)
+        # The widest cell is known: the structured read cannot truncate a name, and it
+        # checks that every row has n_cells cells (the usecols read above does not).
+        fields = [(f"c{i}", np.float64) for i in range(self.n_cells)]
+        for column in as_text:
+            fields[column] = (f"c{column}", f"U{max(cells.itemsize // 4, 1)}")
+        table = self._parse(text, np.dtype(fields))
+        numbers = np.full((len(table), self.n_cells), np.nan)
+        for column in range(self.n_cells):
+            if column not in as_text:
+                numbers[:, column] = table[f"c{column}"]
+        return numbers, table
+
     def _text_block(self, text: str, first_line: int) -> tuple[NDArray, list[NDArray]]:
         """The text columns read as text, the other cells as numbers, every row's width checked.
 
-        Returns the table of numbers (the text columns left as NaN) and the stripped text of
-        each of :attr:`text_columns`.
+        Returns the table of numbers (the text and unused columns left as NaN) and the
+        stripped text of each of :attr:`text_columns`.
         """
         try:
-            cells = self._parse(text, str, usecols=self.text_columns, ndmin=2)
-            # The widest cell is known: the structured read cannot truncate a name, and it
-            # checks that every row has n_cells cells (the usecols read above does not).
-            fields = [(f"c{i}", np.float64) for i in range(self.n_cells)]
-            for column in self.text_columns:
-                fields[column] = (f"c{column}", f"U{max(cells.itemsize // 4, 1)}")
-            table = self._parse(text, np.dtype(fields))
+            numbers, table = self._mixed(text, [*self.text_columns, *self.unused_columns])
         except ValueError:
             raise ValueError(_describe_problem(self, text, first_line)) from None
-        numbers = np.full((len(table), self.n_cells), np.nan)
-        for column in range(self.n_cells):
-            if column not in self.text_columns:
-                numbers[:, column] = table[f"c{column}"]
         return numbers, [np.char.strip(table[f"c{column}"]) for column in self.text_columns]
 
     def _columns(self, table: NDArray, cells: list[NDArray]) -> tuple[NDArray, NDArray]:
@@ -218,6 +235,8 @@ def layout(
         and len(cells) == n_cells
         and cells[label_column].strip() in TRUE_WORDS + FALSE_WORDS
     )
+    chosen = {*prob_columns, label_column, pred_column}
+    unused = [] if header is None else [i for i in data if i not in chosen]
     return Layout(
         path,
         sep,
@@ -230,6 +249,7 @@ def layout(
         text_labels or bool_labels,
         pred_column,
         bool_labels,
+        unused,
     )
 
 
@@ -361,7 +381,7 @@ def _scan(layout: Layout, text: str, first_line: int, *, text_labels: bool) -> s
         if len(cells) != layout.n_cells:
             return _wrong_width(path, number, line, len(cells), layout)
         for column, cell in enumerate(cells):
-            if _is_number(cell):
+            if _is_number(cell) or column in layout.unused_columns:
                 continue
             if column in layout.text_columns:
                 if text_labels:

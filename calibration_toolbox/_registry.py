@@ -3,8 +3,10 @@
 Each public metric has one :class:`MetricSpec` row here: its settings (the GCE options of a
 named binned metric, with the table reduction where it is not GCE's), whether it takes
 ``bins``, the input forms it accepts (``Scores``; class-wise, i.e. one column per class),
-whether it streams (the :class:`~calibration_toolbox.CalibrationAccumulator` table and
-reduction, or the reason it cannot), whether it runs on Dask arrays, how
+whether it needs a ``groups`` input (one group per row, or a membership matrix: a
+statistic over groups of rows), whether it streams (the
+:class:`~calibration_toolbox.CalibrationAccumulator` table and reduction, or the reason it
+cannot), whether it runs on Dask arrays, how
 :func:`~calibration_toolbox.stats.bootstrap` can resample it, and its name on the command
 line.  Two rows are named settings of :func:`~calibration_toolbox.GCE` that the
 accumulator and the command line give (``debiased_L2``, ``class_wise_debiased_L2``).
@@ -39,6 +41,7 @@ __all__ = [
     "command_line",
     "equal_mass",
     "gce_settings",
+    "grouped",
     "metric",
     "multilabel",
     "not_streamed",
@@ -91,6 +94,10 @@ class MetricSpec:
     multilabel : bool
         Whether its labels are an (N, K) 0/1 matrix of independent labels (one sigmoid per
         column of ``prob``) rather than (N,) class labels.
+    groups : bool
+        Whether it requires a ``groups`` input, its third argument: one group label per
+        row (N,) or a boolean membership matrix (N, G) (a statistic over groups of rows,
+        not of one set of rows); every caller that calls each row passes it.
     stream : Stream or None
         How the accumulator gives it; None if it does not.
     not_streamed : str or None
@@ -125,6 +132,7 @@ class MetricSpec:
     scores: bool = False
     class_wise: bool = False
     multilabel: bool = False
+    groups: bool = False
     stream: Stream | None = None
     not_streamed: str | None = None
     dask: bool = False
@@ -153,6 +161,7 @@ _EQUAL_MASS = "its equal-mass edges depend on all the rows"
 _SORTED = "it walks the scores sorted over all the rows"
 _PAIRS = "its kernel couples every pair of rows"
 _SMOOTHED = "its smoothed calibration curve and bandwidth need all the rows"
+_SEGMENTS = "it walks each group's scores sorted over all the rows of the group"
 _SELECTIVE = "it needs all rows sorted by confidence (its thresholds are the distinct ones)"
 _TOP_LABEL = {"class_conditional": False, "adaptive_bins": False, "top_k_classes": 1}
 _CLASS_WISE = {"class_conditional": True, "adaptive_bins": False, "top_k_classes": "all"}
@@ -343,6 +352,16 @@ _TABLE: list[MetricSpec] = [
         command_line="NLL",
         from_logits=True,
     ),
+    # A statistic over groups of rows (groups given): the worst group's scaled Kuiper range,
+    # several numbers (sigmas, error, p-value) and no single one to resample.
+    MetricSpec(
+        "multicalibration_error",
+        scores=True,
+        groups=True,
+        not_streamed=_SEGMENTS,
+        bootstrap=None,
+        command_line="MultiCal",
+    ),
     # Independent labels, an (N, K) 0/1 matrix: the binary measures of each label, averaged.
     _binned("multilabel_calibration_error", {}, multilabel=True, not_streamed=_MULTILABEL),
     _binned(
@@ -422,6 +441,11 @@ def class_wise() -> list[MetricSpec]:
 def multilabel() -> list[MetricSpec]:
     """The public metrics of multi-label targets (an (N, K) 0/1 label matrix)."""
     return [row for row in public() if row.multilabel]
+
+
+def grouped() -> list[MetricSpec]:
+    """The public metrics that require a ``groups`` input (their third argument)."""
+    return [row for row in public() if row.groups]
 
 
 def on_dask() -> list[MetricSpec]:

@@ -558,6 +558,8 @@ def _kuiper_pvalue(scaled: float) -> float:
     return max(stats._brownian_range_sf(scaled), stats._EPSILON) if scaled > 0 else 1.0
 
 
+@registry.metric("multicalibration_error")
+@iv.accepts_classes
 def multicalibration_error(
     prob: PredictionsLike,
     labels: ArrayLike,
@@ -568,6 +570,7 @@ def multicalibration_error(
     logits: bool = False,
     sample_weight: ArrayLike | None = None,
     renormalize: bool = False,
+    classes: ArrayLike | None = None,
 ) -> MulticalibrationResult:
     r"""Multicalibration error (Guy et al. 2025, mcgrad): the worst segment's scaled Kuiper.
 
@@ -605,6 +608,8 @@ def multicalibration_error(
     logits, sample_weight, renormalize
         As :func:`~calibration_toolbox.stats.kuiper_test` (weights: only their ratios
         count).
+    classes : array-like of str or numbers, shape (K,), optional
+        Class names in the column order of ``prob``; ``labels`` are then names.
 
     Returns
     -------

@@ -28,6 +28,7 @@ from calibration_toolbox import (
     negative_log_likelihood,
 )
 from calibration_toolbox.stats import bootstrap
+from tests.registry_calls import with_groups
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -63,7 +64,7 @@ def test_rows_that_do_not_run_on_dask_refuse_dask_arrays(row):
     _, prob, labels = _problem(n=200)
     lazy = da.from_array(prob, chunks=(50, -1))
     with pytest.raises((TypeError, ValueError), match=r"Dask|does not stream.*\.compute\(\)"):
-        row.function(lazy, labels, **REQUIRED.get(row.name, {}))
+        row.function(lazy, labels, **with_groups(row, prob, REQUIRED.get(row.name, {})))
 
 
 def _small_blocks(elements):

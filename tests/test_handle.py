@@ -16,6 +16,7 @@ import calibration_toolbox as ct
 from calibration_toolbox import _registry, stats
 from calibration_toolbox import _validation as iv
 from calibration_toolbox.streaming import CalibrationAccumulator
+from tests.registry_calls import with_groups
 
 # Every public function of the arrays (prob, labels, ...), from the package's own list; the
 # multi-label measures (an (N, K) 0/1 label matrix) refuse the handle of class labels.
@@ -24,7 +25,6 @@ METRICS = [
     for name in ct.__all__
     if inspect.isfunction(getattr(ct, name))
     and list(inspect.signature(getattr(ct, name)).parameters)[:2] == ["prob", "labels"]
-    and name != "multicalibration_error"  # (prob, labels, groups): tests/test_groups.py
     and not _registry.spec_of(getattr(ct, name)).multilabel
 ]
 OPTIONS = {
@@ -70,7 +70,8 @@ def _without_checks(monkeypatch):
 def test_every_metric_gives_the_same_bits_on_the_handle(name, dtype, weighted, monkeypatch):
     # random labels put refinement_decomposition's temperature at T -> inf (a warning)
     prob, labels, weights = _data(dtype, informative=name == "refinement_decomposition")
-    metric, options = getattr(ct, name), dict(OPTIONS.get(name, {}))
+    metric = getattr(ct, name)
+    options = with_groups(_registry.spec_of(metric), prob, OPTIONS.get(name, {}))
     if weighted:
         options["sample_weight"] = weights
     expected = metric(prob, labels, **options)

@@ -18,6 +18,7 @@ from calibration_toolbox import _registry as registry
 from calibration_toolbox._limits import MAX_FIT_LOGIT
 from calibration_toolbox.metrics._intervals import EXACT_BAND_COUNT, _large_count_quantile
 from tests.bounded import run_bounded
+from tests.registry_calls import with_groups
 
 RNG = np.random.default_rng(19)
 N = 120
@@ -60,13 +61,13 @@ def _function(row):
 
 
 METRICS = [
-    pytest.param(_function(row), _REQUIRED.get(row.name, {}), id=row.name)
+    pytest.param(_function(row), with_groups(row, PROB, _REQUIRED.get(row.name, {})), id=row.name)
     for row in registry.public()
 ]
 WEIGHTED_METRICS = [
     pytest.param(
         _function(row),
-        {**_REQUIRED.get(row.name, {}), **_WEIGHTED.get(row.name, {})},
+        with_groups(row, PROB, {**_REQUIRED.get(row.name, {}), **_WEIGHTED.get(row.name, {})}),
         id=row.name,
     )
     for row in registry.public()
@@ -151,8 +152,9 @@ def _value(result: object) -> np.ndarray:
     if isinstance(result, ct.CalibrationTable):
         return np.array([result.calibration_error()])
     if dataclasses.is_dataclass(result):  # brier_decomposition's parts, a curve's arrays
-        parts = [part for part in dataclasses.astuple(result) if part is not None]
-        return np.hstack(parts).astype(float)
+        parts = [np.asarray(part) for part in dataclasses.astuple(result) if part is not None]
+        # (a result's names of groups are no numbers)
+        return np.hstack([part for part in parts if part.dtype.kind in "biuf"]).astype(float)
     return np.array([result.value, result.n_bins], dtype=float)  # ECESweep's result
 
 

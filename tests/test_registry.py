@@ -19,16 +19,15 @@ import calibration_toolbox as ct
 from calibration_toolbox import _arrays, _registry, stats, streaming
 from calibration_toolbox import _validation as iv
 from calibration_toolbox.cli import _metrics as cli_metrics
+from tests.registry_calls import with_groups
 
-# multicalibration_error takes (prob, labels, groups): a statistic over groups of rows
-# (by_group's sibling), with no row of its own; the contract suites call a metric of one
-# set of rows without groups.
+# Every function of (prob, labels, ...): multicalibration_error, a statistic over groups of
+# rows, too (its row declares `groups`, which the calls here pass: tests/registry_calls.py).
 PUBLIC_FUNCTIONS = [
     getattr(ct, name)
     for name in ct.__all__
     if inspect.isfunction(getattr(ct, name))
     and list(inspect.signature(getattr(ct, name)).parameters)[:2] == ["prob", "labels"]
-    and name != "multicalibration_error"
 ]
 ROWS = list(_registry.ROWS.values())
 BY_NAME = {row.name: row for row in ROWS}
@@ -59,7 +58,8 @@ def _call(row, prob, labels, **options):
     if row.multilabel and np.ndim(labels) == 1 and not isinstance(prob, ct.Scores):
         # a multi-label row reads an (N, K) 0/1 matrix: the same problem's size, as such
         prob, labels = _multilabel_problem(*np.shape(prob))
-    return row.function(prob, labels, **{**row.options, **REQUIRED.get(row.name, {}), **options})
+    options = with_groups(row, prob, {**row.options, **REQUIRED.get(row.name, {}), **options})
+    return row.function(prob, labels, **options)
 
 
 def test_the_public_metrics_are_found_by_their_signature():
@@ -274,7 +274,7 @@ def test_the_scores_refusal_names_every_acceptor():
         ct.TemperatureScaling().fit(ct.Scores([0.2, 0.7]), [0, 1])
     named = set(re.findall(r"\w+", str(refusal.value)))
     assert {row.name for row in _registry.accepting_scores()} <= named
-    assert len(_registry.accepting_scores()) == 32
+    assert len(_registry.accepting_scores()) == 33
 
 
 def test_the_scores_docstring_names_every_acceptor_and_every_class_wise_metric():
@@ -312,5 +312,5 @@ def test_the_command_line_names_every_row_with_a_command_line_name():
         else:
             (metric,) = metrics
         assert metric.function is row.function and metric.binned == row.binned
-        assert metric.class_wise == row.class_wise
+        assert metric.class_wise == row.class_wise and metric.groups == row.groups
         assert metric.streamed == (row.stream.name if row.stream else None)

@@ -25,6 +25,7 @@ from calibration_toolbox import (
     negative_log_likelihood,
 )
 from tests.conftest import load_real
+from tests.registry_calls import with_groups
 
 PROB = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.5, 0.25, 0.25]])
 LABELS = np.array([0, 1, 2, 1])
@@ -119,6 +120,7 @@ REQUIRED = {
 def call(metric, prob, labels, **options):
     for name, value in REQUIRED.get(metric.__name__, {}).items():
         options.setdefault(name, value)
+    options = with_groups(_registry.spec_of(metric), prob, options)
     return metric(prob, labels, **options)
 
 

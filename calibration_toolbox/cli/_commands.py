@@ -25,7 +25,7 @@ from calibration_toolbox.cli._files import (
     write_npz,
     write_plot,
 )
-from calibration_toolbox.cli._groups import check_groups_request, group_lines, grouped
+from calibration_toolbox.cli._groups import check_groups_request, group_lines, read_groups
 from calibration_toolbox.cli._inputs import (
     Part,
     load_inputs,
@@ -65,12 +65,6 @@ __all__ = ["COMMANDS"]
 def _source(request: ReportRequest, warned: Warned):
     """The rows of the report: FILE read in blocks, or read whole (or the example)."""
     if streams(request):
-        if request.report.groups is not None:
-            raise UsageError(
-                "--groups needs FILE read whole, not in blocks (--stream, or arrays above "
-                "128 MiB): the streamed report keeps one table per method, not per group; "
-                "add --in-memory."
-            )
         return InBlocks(request, warned)
     if request.block_rows is not None:
         whole = request.file.path or "the embedded example"
@@ -78,7 +72,9 @@ def _source(request: ReportRequest, warned: Warned):
             f"--block-rows sizes the blocks of a file read in blocks; {whole} is read "
             "whole (add --stream)."
         )
-    return InMemory(load_inputs(request), request.report, request.fit.methods)
+    inputs = load_inputs(request)
+    groups = None if request.report.groups is None else read_groups(request, inputs)
+    return InMemory(inputs, request.report, request.fit.methods, groups)
 
 
 def run_report(request: ReportRequest, command: Sequence[str]) -> str:
@@ -89,7 +85,7 @@ def run_report(request: ReportRequest, command: Sequence[str]) -> str:
         source = _source(request, warned)
         result = build_report(source, command, warned)
         if request.report.groups is not None:
-            result.document["groups"], result.group_tables = grouped(request, source.inputs)
+            result.document["groups"], result.group_tables = source.group_entry(result)
     result.document["warnings"] = warned.file
     output = request.output
     with batch() as outputs:  # the text too, before any file replaces its target

@@ -29,6 +29,7 @@ import scipy
 from calibration_toolbox import __version__, _scipy
 from calibration_toolbox._validation import Predictions, check_bins, check_predictions
 from calibration_toolbox._warnings import warn
+from calibration_toolbox.cli._groups import group_metrics, grouped
 from calibration_toolbox.cli._inputs import Inputs, metric_view
 from calibration_toolbox.cli._methods import (
     Method,
@@ -118,6 +119,8 @@ class Report:
     """The curves of the diagrams (``ReportOptions.diagrams``): diagram -> method -> curve."""
     group_tables: dict[str, CalibrationTable] | None = None
     """Each group's top-label table of the uncalibrated predictions (``--groups``)."""
+    group_values: dict[str, dict] = field(default_factory=dict)
+    """Each column's metrics per group (``--groups``), by method name (``group_metrics``)."""
 
 
 def _number(value: float) -> float | None:
@@ -344,7 +347,13 @@ class InMemory:
 
     blocks = None
 
-    def __init__(self, inputs: Inputs, options: ReportOptions, methods: tuple[Method, ...]):
+    def __init__(
+        self,
+        inputs: Inputs,
+        options: ReportOptions,
+        methods: tuple[Method, ...],
+        groups: np.ndarray | None = None,
+    ):
         test = inputs.test
         if isinstance(options.bins, str):  # --bins auto: one count for every number shown
             count = len(check_bins(options.bins, n_samples=len(test.labels))) - 1
@@ -357,6 +366,12 @@ class InMemory:
         self.fit_rows = None if inputs.fit is None else len(inputs.fit.labels)
         self.fit_text = inputs.fit_text
         self.logits, self.scores = inputs.logits, inputs.scores
+        self.groups = groups
+        """The group of each test row (``--groups``), or None."""
+
+    def group_entry(self, report: Report) -> tuple[dict, dict[str, CalibrationTable]]:
+        """The document's ``groups`` entry and each group's top-label table (``--groups``)."""
+        return grouped(self, report)
 
     def uncalibrated(self) -> Column:
         """The column of the test rows' predictions."""
@@ -394,6 +409,10 @@ class InMemory:
         entry["metrics"] = {
             metric.name: data.value(metric, options.bins) for metric in options.metrics
         }
+        if self.groups is not None:
+            report.group_values[name] = group_metrics(
+                data.view, data.labels, data.logits, self.groups, options.metrics, options.bins
+            )
         if options.ci:
             entry["intervals"] = _intervals(data, options)
         entry["reliability"] = reliability(table)

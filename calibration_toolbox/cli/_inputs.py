@@ -76,6 +76,9 @@ class Inputs:
     logits: bool
     scores: bool = False
     """One score per row against a 0/1 target (``--scores``), reported through ``Scores``."""
+    test_rows: np.ndarray | None = None
+    """FILE's rows that ``test`` holds, as a boolean mask of every row of FILE (the rows not
+    fitted on by ``--split``); None when ``test`` is every row of FILE."""
 
     @property
     def kind(self) -> str:
@@ -115,7 +118,9 @@ def load_inputs(request: ReportRequest) -> Inputs:
         return Inputs(title, file.path, whole, fit_part, text, file.logits, file.scores)
     fit_rows_, test_rows = _split(len(whole.labels), file.path, fit.fraction, fit.seed)
     test, fit_part = whole.rows(test_rows), whole.rows(fit_rows_, checked=False)
-    return Inputs(title, file.path, test, fit_part, text, file.logits, file.scores)
+    test_mask = np.zeros(len(whole.labels), dtype=bool)
+    test_mask[test_rows] = True
+    return Inputs(title, file.path, test, fit_part, text, file.logits, file.scores, test_mask)
 
 
 def warn_same_rows(

@@ -40,6 +40,10 @@ class Metric:
         Whether it takes ``bins`` (``--bins``).
     class_wise : bool
         Whether it needs one column per class (so not with ``--scores``).
+    groups : bool
+        Whether it is a statistic over the groups of ``report --groups COLUMN`` (its row
+        declares a ``groups`` input, passed as ``groups=``), not of one set of rows: it is
+        reported once over the groups, beside the per-group table.
     options : mapping
         Fixed keyword arguments that make ``function`` this measure.
     streamed : str or None
@@ -57,6 +61,7 @@ class Metric:
     function: Callable[..., float]
     binned: bool = True
     class_wise: bool = False
+    groups: bool = False
     options: Mapping[str, object] = field(default_factory=dict)
     streamed: str | None = None
     from_logits: bool = False
@@ -79,6 +84,7 @@ class Metric:
 TERMS: dict[str, dict[str, str]] = {
     "CORP": {"MCB": "miscalibration", "DSC": "discrimination", "UNC": "uncertainty"},
     "Refine": {"CAL": "calibration", "REF": "refinement"},
+    "MultiCal": {"sigma": "sigmas", "error": "error", "p": "pvalue"},
 }
 
 
@@ -113,6 +119,7 @@ def _of_row(row: registry.MetricSpec, name: str, **options: object) -> Metric:
         row.function,
         binned=row.binned,
         class_wise=row.class_wise,
+        groups=row.groups,
         options={**row.options, **options},
         streamed=stream,
         from_logits=row.from_logits,

@@ -102,6 +102,9 @@ class ReportOptions:
     those of the metrics reported, with ``--plot`` or ``--html``."""
     groups: str | None = None
     """``--groups``: the column (or ``.npz`` array) of the group of each row."""
+    across_groups: tuple[Metric, ...] = ()
+    """The metrics over the groups of ``--groups`` (``Metric.groups``: multicalibration),
+    reported once beside the per-group table; ``metrics`` holds the others."""
 
 
 @dataclass(frozen=True)
@@ -333,6 +336,12 @@ def _metrics(args: argparse.Namespace) -> tuple[Metric, ...]:
         metrics = tuple(metric for metric in metrics if not metric.class_wise)
     if args.per_class and args.scores:
         raise UsageError("--per-class needs one column per class, not --scores.")
+    over_groups = [metric.name for metric in metrics if metric.groups]
+    if over_groups and getattr(args, "groups", None) is None:
+        raise UsageError(
+            f"--metrics {','.join(over_groups)}: a statistic over groups of rows; it needs "
+            "report --groups COLUMN (the group of each row)."
+        )
     return metrics
 
 
@@ -379,7 +388,8 @@ def report_request(args: argparse.Namespace) -> ReportRequest:
     _check_seed(args, fit, diagrams)
     report = ReportOptions(
         bins=args.bins,
-        metrics=metrics,
+        metrics=tuple(metric for metric in metrics if not metric.groups),
+        across_groups=tuple(metric for metric in metrics if metric.groups),
         per_class=args.per_class,
         class_tables=args.per_class or args.html is not None,
         diagrams=diagrams,

@@ -8,7 +8,8 @@ call that checks a whole file (its row numbers made the file's).  ``--method`` w
 ``--fit-on`` first fits on the file's seeded share (passes over the file, see
 :mod:`~calibration_toolbox.cli._blocks`); the report pass then adds each block's rows (its
 test rows, with a split) to a :class:`~calibration_toolbox.CalibrationAccumulator` per
-column of the report (uncalibrated, then each method).  Every metric that the accumulated
+column of the report (uncalibrated, then each method), and with ``--groups`` to one per
+(column, group).  Every metric that the accumulated
 sums determine is reported and equals the in-memory report's; the others need all the rows
 at once and are left out, with one warning that names them.
 """
@@ -32,6 +33,7 @@ from calibration_toolbox.cli._document import (
     reliability,
     summary,
 )
+from calibration_toolbox.cli._groups import check_group_count, summed_metrics
 from calibration_toolbox.cli._inputs import (
     Part,
     check_same_columns,
@@ -45,7 +47,8 @@ from calibration_toolbox.cli._inputs import (
 from calibration_toolbox.cli._methods import Method, fitted, method_input, parameters
 from calibration_toolbox.cli._options import ReportOptions, ReportRequest
 from calibration_toolbox.cli._warned import Warned
-from calibration_toolbox.io import DEFAULT_BLOCK_ROWS, read_size
+from calibration_toolbox.groups import check_groups
+from calibration_toolbox.io import DEFAULT_BLOCK_ROWS, read_column, read_size
 from calibration_toolbox.scores import Scores
 
 __all__ = ["STREAM_BYTES", "InBlocks", "streams"]
@@ -76,6 +79,7 @@ def _why(request: ReportRequest) -> str:
 def _left_out(options: ReportOptions) -> list[str]:
     """What the report cannot give from sums: the metrics that need all rows, --ci."""
     names = [metric.name for metric in options.metrics if metric.streamed is None]
+    names += [metric.name for metric in options.across_groups]  # a walk of each group
     return names + (["the --ci intervals"] if options.ci else [])
 
 
@@ -116,6 +120,7 @@ class InBlocks:
         self.options = replace(
             request.report,
             metrics=tuple(m for m in request.report.metrics if m.streamed is not None),
+            across_groups=(),
             ci=False,
         )
         self.methods = request.fit.methods
@@ -127,6 +132,8 @@ class InBlocks:
         keywords = {"bins": self.options.bins, "scores": self.scores, "tables": tables}
         self.accumulators = [CalibrationAccumulator(logits=self.logits, **keywords)]
         self.accumulators += [CalibrationAccumulator(**keywords) for _ in self.methods]
+        self._read_groups(request, keywords)
+        self.rows_read = 0
         self._fit: Part | None = None
         self.split = False
         self.models, self.fit_rows, self.fit_text = self._fitted(blocks)
@@ -141,6 +148,9 @@ class InBlocks:
         # accumulator's passes).
         for first_row, predictions, labels in blocks(what, check=blocks.checked):
             self._add(blocks, first_row, predictions, labels)
+        if self.groups is not None:
+            column, path = request.report.groups, self.file
+            check_group_count(column, path, len(self.groups), self.rows_read)
         if self.left_out:
             warn(
                 f"{self.file} is read in blocks ({self.why}): {', '.join(self.left_out)} "
@@ -155,6 +165,72 @@ class InBlocks:
         }
         self.title = file_title(request.file, self.one_column)
         self.title += f"; read in blocks of {block_rows:,} rows ({self.why})"
+
+    def _read_groups(self, request: ReportRequest, keywords: dict) -> None:
+        """``--groups``: the group of every row of FILE, and an accumulator per (column, group).
+
+        The column is read whole (one value per row: a small array beside the predictions);
+        each block's rows of a group are added to that group's accumulator, so the groups'
+        sums are those of their rows, as the in-memory report's ``by_group``.
+        """
+        self.groups, self.group_names, self.group_accumulators = None, [], []
+        if request.report.groups is None:
+            return
+        values = read_column(request.file.path, request.report.groups, sep=request.file.sep)
+        members = check_groups(values, values.shape[0] if values.ndim else 0, None)
+        self.groups = members.groups
+        self.group_names = [name.item() for name in members.names]
+        self.group_accumulators = [
+            [CalibrationAccumulator(logits=logits, **keywords) for _ in self.group_names]
+            for logits in (self.logits, *(False for _ in self.methods))
+        ]
+
+    def _block_groups(self, first_row: int, n_rows: int) -> np.ndarray | None:
+        """The group codes of the rows ``first_row ...`` of a block (None: no --groups)."""
+        self.rows_read = first_row + n_rows
+        if self.groups is None:
+            return None
+        if self.rows_read > len(self.groups):
+            column, path = self._request.report.groups, self.file
+            check_group_count(column, path, len(self.groups), self.rows_read)
+        return self.groups[first_row : self.rows_read]
+
+    def _add_groups(self, column: int, scored, labels: np.ndarray, codes) -> None:
+        """Add each group's rows of a block to its accumulator (a loop over the groups)."""
+        if codes is None:
+            return
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(self.group_names) + 1))
+        values = scored.values if isinstance(scored, Scores) else scored
+        for group in np.flatnonzero(np.diff(bounds)):
+            rows = order[bounds[group] : bounds[group + 1]]
+            part = Scores(np.asarray(values)[rows]) if isinstance(scored, Scores) else values[rows]
+            self.group_accumulators[column][group].update(part, labels[rows])
+
+    def group_entry(self, report: Report) -> tuple[dict, dict]:
+        """The document's ``groups`` entry and each group's top-label table, from the sums."""
+        names, options = self.group_names, self.options
+        columns = ["uncalibrated", *(method.name for method in self.methods)]
+        values = {
+            name: summed_metrics(names, accumulators, options.metrics)
+            for name, accumulators in zip(columns, self.group_accumulators, strict=True)
+        }
+        counts = [accumulator.n_samples for accumulator in self.group_accumulators[0]]
+        entry = {
+            "column": options.groups,
+            "names": names,
+            "counts": counts,
+            **values.pop("uncalibrated"),
+            "across": {},
+        }
+        if values:
+            entry["methods"] = values
+        tables = {
+            str(name): accumulator.table("top_label")
+            for name, accumulator in zip(names, self.group_accumulators[0], strict=True)
+            if accumulator.n_samples
+        }
+        return entry, tables
 
     def _fitted(self, blocks: FileBlocks) -> tuple[list, int | None, str | None]:
         """The methods fitted, the number of fit rows and their words."""
@@ -180,10 +256,12 @@ class InBlocks:
         """Add a block's test rows (all its rows without a split) to every column."""
         if self.n == 0 and self._fit is not None:
             check_same_columns(Part(predictions, labels), self._fit, self.fit_text, self.file)
+        codes = self._block_groups(first_row, len(labels))
         if self.split:
             fit = self._request.fit
             test = ~fit_rows(first_row, len(labels), fit.fraction, fit.seed)
             predictions, labels = predictions[test], labels[test]
+            codes = None if codes is None else codes[test]
         self.one_column = predictions.ndim == 1
         if not len(labels):
             return
@@ -193,11 +271,13 @@ class InBlocks:
             # The whole file's check gives the message (its numbers: a row sum in float64).
             blocks.checked_block(predictions, labels, first_row, checking=True)
             raise in_file_rows(within(error, "{file}: ", file=self.file), first_row) from None
+        self._add_groups(0, metric_view(predictions, self.scores, self.logits), labels, codes)
         for k, (method, model) in enumerate(zip(self.methods, self.models, strict=True)):
             with self._warned.method(method.name):
                 calibrated = model.predict_proba(method_input(predictions, method, self.logits))
                 scored = Scores(calibrated[:, 1]) if self.scores else calibrated
                 self.accumulators[k + 1].update(scored, labels)
+                self._add_groups(k + 1, scored, labels, codes)
             if not self.scores:
                 view = metric_view(predictions, False, self.logits)
                 self.changes[k] += class_changes(view, calibrated, labels)

@@ -29,6 +29,7 @@ from calibration_toolbox import (
     VectorScaling,
     brier_score,
     corp_decomposition,
+    multicalibration_error,
     negative_log_likelihood,
     refinement_decomposition,
 )
@@ -166,13 +167,23 @@ def test_fit_on_a_validation_file(files, capsys):
     assert_allclose(report["results"][1]["parameters"]["temperature"], scaler.temperature_)
 
 
-def test_every_metric_by_name_is_the_apis(files, capsys):
+def test_every_metric_by_name_is_the_apis(files, capsys, tmp_path):
     prob, labels = synthetic_example().prob[:600], synthetic_example().labels[:600]
+    # the metrics over groups of rows (MultiCal) take the groups of --groups
+    np.savez(tmp_path / "g.npz", probs=prob, labels=labels, region=np.arange(600) % 3)
     names = [*METRICS, "top2ce"]
-    report = _json(capsys, files / "p.npz", "--metrics", ",".join(names), "--bins", "12")
+    report = _json(
+        capsys, tmp_path / "g.npz", "--metrics", ",".join(names), "--bins", "12",
+        "--groups", "region",
+    )  # fmt: skip
     values = report["results"][0]["metrics"]
-    reported = parse_metrics(",".join(METRICS))  # CORP: CORP_MCB, CORP_DSC, CORP_UNC
+    every = parse_metrics(",".join(METRICS))  # CORP: CORP_MCB, CORP_DSC, CORP_UNC
+    reported = [metric for metric in every if not metric.groups]
     assert list(values) == [*(metric.name for metric in reported), "Top2CE"]
+    across = [metric for metric in every if metric.groups]
+    assert across and list(report["groups"]["across"]) == [metric.name for metric in across]
+    multicalibration = multicalibration_error(prob, labels, np.arange(600) % 3)
+    assert report["groups"]["across"]["MultiCal_sigma"] == multicalibration.sigmas
     expected = {
         "ECE": ECE(prob, labels, bins=12),
         "SCE": SCE(prob, labels, bins=12),

@@ -496,6 +496,42 @@ def test_prob_column_and_labels_column_choose_the_columns_of_a_csv(
     assert_array_equal(labels, [0, 1])
 
 
+# Columns no option chose hold anything: text, quoted separators and quotes, empty cells.
+TEXT_COLUMNS = (
+    'id,p_cat,p_dog,region,note,animal\n7,0.8,0.2,north,"a, b",0\n'
+    '9,0.3,0.7,"say ""hi""",,1\n8,0.6,0.4,north,x,cat\n'
+)
+
+
+def test_columns_no_option_chose_are_read_as_text_and_left_aside(tmp_path):
+    from calibration_toolbox.io import iter_predictions, read_column
+
+    path = tmp_path / "t.csv"
+    path.write_text(TEXT_COLUMNS.replace(",cat\n", ",1\n"))
+    options = {"prob_column": "p_*", "labels_column": "animal"}
+    prob, labels = load_predictions(path, **options)
+    assert_array_equal(prob, [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]])
+    assert_array_equal(labels, [0, 1, 1])
+    blocks = list(iter_predictions(path, block_rows=1, **options))
+    assert_array_equal(np.concatenate([p for p, _ in blocks]), prob)
+    assert_array_equal(np.concatenate([y for _, y in blocks]), labels)
+    assert read_column(path, "region").tolist() == ["north", 'say "hi"', "north"]
+    assert read_column(path, "id").tolist() == [7, 9, 8]  # whole numbers: integers
+    (tmp_path / "h.csv").write_text("p0,p1,region\n")
+    assert read_column(tmp_path / "h.csv", "region").shape == (0,)
+    (tmp_path / "s.csv").write_text("p0,p1,region\n0.2,0.8,a\n0.4,0.6\n")
+    with pytest.raises(ValueError, match=r"s\.csv line 3 has no cell in column 'region'"):
+        read_column(tmp_path / "s.csv", "region")
+    # a label that is no number is still a name to map (here: refused without classes)
+    path.write_text(TEXT_COLUMNS)
+    with pytest.raises((TypeError, ValueError), match="cat"):
+        load_predictions(path, **options)
+    # a chosen column still must hold numbers
+    path.write_text(TEXT_COLUMNS.replace("0.3,0.7", "0.3,abc").replace(",cat\n", ",1\n"))
+    with pytest.raises(ValueError, match=r"line 3, cell 3: 'abc' is not a number"):
+        load_predictions(path, **options)
+
+
 BAD_COLUMNS = {
     "missing": ({"prob_column": "p_emu"}, r"`prob_column` 'p_emu' is not a column of .*p\.csv"),
     "no match": ({"prob_column": "q_*"}, r"`prob_column` 'q_\*' matches no column of .*p\.csv"),
