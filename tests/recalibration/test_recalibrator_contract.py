@@ -81,6 +81,10 @@ CASES = {
     "HistogramBinning-equal-mass": Case(
         lambda: ct.HistogramBinning(adaptive_bins=True), False, duplicates=False
     ),
+    "HistogramBinning-top-label": Case(lambda: ct.HistogramBinning(mode="top-label"), False),
+    "HistogramBinning-top-label-equal-mass": Case(
+        lambda: ct.HistogramBinning(adaptive_bins=True, mode="top-label"), False, duplicates=False
+    ),
     # A weight is one point of the walk, duplicated rows are several (see its docstring).
     "SplineCalibration": Case(ct.SplineCalibration, False, duplicates=False),
     "SplineCalibration-one-vs-rest": Case(
@@ -149,7 +153,12 @@ ALTERNATIVES = {
         "out_of_bounds": "raise",
         "classes": ["a", "b", "c", "d"],
     },
-    ct.HistogramBinning: {"bins": 3, "adaptive_bins": True, "classes": ["a", "b", "c", "d"]},
+    ct.HistogramBinning: {
+        "bins": 3,
+        "adaptive_bins": True,
+        "mode": "top-label",
+        "classes": ["a", "b", "c", "d"],
+    },
     ct.SplineCalibration: {"knots": 3, "mode": "one-vs-rest", "classes": ["a", "b", "c", "d"]},
 }
 
@@ -627,6 +636,11 @@ RANGE_CASES = [
         ct.HistogramBinning,
         set_first("adaptive_bins_", 1),
         "`adaptive_bins_` must be True or False; got 1.",
+    ),
+    (
+        ct.HistogramBinning,
+        set_first("mode_", "ovr"),
+        "`mode_` must be 'one-vs-rest' or 'top-label'; got 'ovr'.",
     ),
     (
         ct.SplineCalibration,
