@@ -577,12 +577,28 @@ def _top_label_table(
 def _top_label_equal_mass_edges(
     confidence: NDArray, prediction: NDArray, weights: NDArray | None, n_classes: int, n_bins: int
 ) -> NDArray:
-    """Equal-mass edges of the confidences of each predicted class (``linspace`` if none)."""
-    order = np.lexsort((confidence, prediction))  # by class, then by confidence
+    """Equal-mass edges of the confidences of each predicted class (``linspace`` if none).
+
+    The rows are grouped by class with one stable sort of the class indices (a radix sort
+    for 16 bits), then each class's run is sorted alone: 1e6 x 10 float32 took 1.43 s with
+    ``np.lexsort((confidence, prediction))`` against about 0.1 s so (a loaded machine).
+    """
+    small = n_classes <= np.iinfo(np.int16).max
+    by_class = np.argsort(prediction.astype(np.int16) if small else prediction, kind="stable")
     stops = np.cumsum(np.bincount(prediction, minlength=n_classes))
     starts = np.concatenate([[0], stops[:-1]])
-    cumulative = None if weights is None else np.cumsum(weights[order])
-    return adaptive_edges(confidence[order], starts, stops, n_bins, cumulative)[1]
+    sorted_scores = confidence[by_class]
+    sorted_weights = None if weights is None else weights[by_class]
+    for start, stop in zip(starts, stops, strict=True):
+        run = sorted_scores[start:stop]
+        if sorted_weights is None:
+            run.sort()
+        else:
+            order = np.argsort(run)
+            run[...] = run[order]
+            sorted_weights[start:stop] = sorted_weights[start:stop][order]
+    cumulative = None if sorted_weights is None else np.cumsum(sorted_weights)
+    return adaptive_edges(sorted_scores, starts, stops, n_bins, cumulative)[1]
 
 
 def _histogram_edges(name: str, state: dict[str, Any]) -> Text | None:

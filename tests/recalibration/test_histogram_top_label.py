@@ -7,6 +7,9 @@ predicts the (weighted) fraction of its rows whose prediction is right.
 
 from __future__ import annotations
 
+import itertools
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -33,17 +36,20 @@ def _bin_of(confidence, interior, adaptive):
     return sum(1 for edge in interior if edge < confidence)
 
 
-def oracle_fit(prob, labels, weights, n_bins, adaptive):
-    """Edges, bin values and bin weights per predicted class, one row and bin at a time."""
+def oracle_fit(prob, labels, weights, n_bins, adaptive, edges=None):
+    """Edges, bin values and bin weights per predicted class, one row and bin at a time
+    (the unweighted equal-mass edges, unless ``edges`` are given)."""
     n_samples, n_classes = prob.shape
     weights = np.ones(n_samples) if weights is None else weights
-    edges = np.tile(np.linspace(0.0, 1.0, n_bins + 1), (n_classes, 1))
+    given = edges is not None
+    if not given:
+        edges = np.tile(np.linspace(0.0, 1.0, n_bins + 1), (n_classes, 1))
     values = np.empty((n_classes, n_bins))
     totals = np.zeros((n_classes, n_bins))
     rows = [_prediction(prob[i]) for i in range(n_samples)]
     for k in range(n_classes):
         mine = [i for i in range(n_samples) if rows[i][0] == k]
-        if adaptive and mine:
+        if adaptive and mine and not given:
             ordered = sorted(rows[i][1] for i in mine)
             for j in range(1, n_bins):
                 # Nixon et al.'s position round(n j / B), half to even (Python's round)
@@ -117,6 +123,37 @@ def test_weighted_equal_width_equals_the_oracle(rng):
     model = HistogramBinning(6, mode="top-label").fit(prob, labels, sample_weight=weights)
     edges, values, totals = oracle_fit(prob, labels, weights, 6, False)
     assert_array_equal(model.bin_edges_, edges)
+    assert_allclose(model.bin_probabilities_, values, rtol=1e-12, atol=0)
+    assert_allclose(model.bin_weights_, totals, rtol=1e-12, atol=0)
+
+
+def oracle_weighted_edges(prob, weights, n_bins):
+    """Weighted equal-mass edges per predicted class, in exact arithmetic: edge ``j`` is the
+    confidence whose weight interval ``[c_(i-1), c_i)`` holds ``round(n j / B) W / n``."""
+    edges = np.tile(np.linspace(0.0, 1.0, n_bins + 1), (prob.shape[1], 1))
+    rows = [_prediction(row) for row in prob]
+    for k in range(prob.shape[1]):
+        mine = sorted(
+            (rows[i][1], Fraction(float(weights[i]))) for i in range(len(prob)) if rows[i][0] == k
+        )
+        if not mine:
+            continue
+        total, n = sum(w for _, w in mine), len(mine)
+        for j in range(1, n_bins):
+            target = round(Fraction(n * j, n_bins)) * total / n
+            cumulative = list(itertools.accumulate(weight for _, weight in mine))
+            position = next((i for i, c in enumerate(cumulative) if c > target), n - 1)
+            edges[k, j] = mine[position][0]
+    return edges
+
+
+def test_weighted_equal_mass_equals_the_exact_oracle(rng):
+    prob, labels = _problem(rng, 300, 4, decimals=2)
+    weights = rng.uniform(0.1, 3.0, 300)
+    model = HistogramBinning(5, True, mode="top-label").fit(prob, labels, sample_weight=weights)
+    edges = oracle_weighted_edges(prob, weights, 5)
+    assert_array_equal(model.bin_edges_, edges)
+    _, values, totals = oracle_fit(prob, labels, weights, 5, True, edges=edges)
     assert_allclose(model.bin_probabilities_, values, rtol=1e-12, atol=0)
     assert_allclose(model.bin_weights_, totals, rtol=1e-12, atol=0)
 
