@@ -229,9 +229,10 @@ def test_input_is_not_mutated(rng):
     assert_array_equal(labels, saved[1])
 
 
-def test_bad_mode_is_named():
-    with pytest.raises(ValueError, match="`mode` must be 'one-vs-rest' or 'top-label'"):
-        HistogramBinning(mode="toplabel").fit([0.2, 0.8], [0, 1])
+@pytest.mark.parametrize("mode", ["toplabel", "pooled"])  # pooled: isotonic only
+def test_bad_mode_is_named(mode):
+    with pytest.raises(ValueError, match="`mode` must be 'one-vs-rest' or 'top-label'; got"):
+        HistogramBinning(mode=mode).fit([0.2, 0.8], [0, 1])
 
 
 def _pair_ece(confidence, correct, n_bins=15):

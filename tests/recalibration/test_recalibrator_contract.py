@@ -64,11 +64,17 @@ class Case(NamedTuple):
 CASES = {
     "TemperatureScaling": Case(ct.TemperatureScaling, True),
     "EnsembleTemperatureScaling": Case(ct.EnsembleTemperatureScaling, True, 1e-6, 1e-8),
+    "EnsembleTemperatureScaling-mse": Case(
+        lambda: ct.EnsembleTemperatureScaling(loss="mse"), True, 1e-6, 1e-8
+    ),
     "VectorScaling": Case(ct.VectorScaling, True, 1e-6, 1e-8),
     "MatrixScaling": Case(ct.MatrixScaling, True, 1e-6, 1e-8),
     "DirichletCalibration": Case(ct.DirichletCalibration, False, 1e-6, 1e-8),
     "PlattScaling": Case(ct.PlattScaling, True, scale_invariant=False),
     "PlattScaling-plain": Case(lambda: ct.PlattScaling(smoothed_targets=False), True),
+    "PlattScaling-quadratic": Case(
+        lambda: ct.PlattScaling(quadratic=True), True, 1e-8, 1e-10, scale_invariant=False
+    ),
     "PlattScaling-probabilities": Case(
         lambda: ct.PlattScaling(input="probabilities"), False, scale_invariant=False
     ),
@@ -77,6 +83,8 @@ CASES = {
     "BetaCalibration-am": Case(lambda: ct.BetaCalibration("am"), False),
     "IsotonicCalibration": Case(ct.IsotonicCalibration, False),
     "IsotonicCalibration-top-label": Case(lambda: ct.IsotonicCalibration(mode="top-label"), False),
+    "IsotonicCalibration-centred": Case(lambda: ct.IsotonicCalibration(centred=True), False),
+    "IsotonicCalibration-pooled": Case(lambda: ct.IsotonicCalibration(mode="pooled"), False),
     "HistogramBinning": Case(ct.HistogramBinning, False),
     "HistogramBinning-equal-mass": Case(
         lambda: ct.HistogramBinning(adaptive_bins=True), False, duplicates=False
@@ -113,6 +121,7 @@ ALTERNATIVES = {
     ct.TemperatureScaling: {"temperature_bounds": (0.5, 2.0), "classes": ["a", "b", "c", "d"]},
     ct.EnsembleTemperatureScaling: {
         "temperature_bounds": (0.5, 2.0),
+        "loss": "mse",
         "classes": ["a", "b", "c", "d"],
     },
     ct.VectorScaling: {
@@ -145,12 +154,14 @@ ALTERNATIVES = {
     ct.PlattScaling: {
         "input": "probabilities",
         "smoothed_targets": False,
+        "quadratic": True,
         "classes": ["a", "b", "c", "d"],
     },
     ct.BetaCalibration: {"parameters": "am", "classes": ["a", "b", "c", "d"]},
     ct.IsotonicCalibration: {
         "mode": "top-label",
         "out_of_bounds": "raise",
+        "centred": True,
         "classes": ["a", "b", "c", "d"],
     },
     ct.HistogramBinning: {
@@ -620,7 +631,7 @@ RANGE_CASES = [
     (
         ct.IsotonicCalibration,
         set_first("mode_", "ovr"),
-        "`mode_` must be 'one-vs-rest' or 'top-label'; got 'ovr'.",
+        "`mode_` must be 'one-vs-rest' or 'top-label' or 'pooled'; got 'ovr'.",
     ),
     (
         ct.HistogramBinning,
