@@ -114,6 +114,10 @@ class Field(NamedTuple):
         ``rule(name, state)`` with every attribute decoded and shaped: ``None`` if the value
         is consistent, else the error message as a :class:`~calibration_toolbox._errors.Text`
         (for example weights off the simplex).
+    default : object, optional
+        The stored value of a field added after files were written: a file without it
+        reads as if it held ``default`` (the behaviour the class had before the field).
+        ``None``: the field is required.
     """
 
     kind: str
@@ -125,6 +129,7 @@ class Field(NamedTuple):
     dtype: str = "float"
     options: tuple[str, ...] = ()
     rule: Callable[[str, dict[str, Any]], Text | None] | None = None
+    default: Any = None
 
 
 def _range_text(low: float, high: float, strict_low: bool) -> str:
@@ -157,9 +162,13 @@ def flag_field() -> Field:
     return Field("flag", "True or False")
 
 
-def choice_field(*options: str) -> Field:
-    """One of the strings ``options`` (a mode stored at fit, for instance)."""
-    return Field("choice", " or ".join(repr(option) for option in options), options=options)
+def choice_field(*options: str, default: str | None = None) -> Field:
+    """One of the strings ``options`` (a mode stored at fit, for instance).
+
+    ``default``: the value of a file written before the field existed.
+    """
+    requirement = " or ".join(repr(option) for option in options)
+    return Field("choice", requirement, options=options, default=default)
 
 
 def array_field(
@@ -588,6 +597,9 @@ class Recalibrator:
     def _decoded_state(cls, fitted: object) -> dict[str, Any]:
         """The fitted attributes of a description, checked against the class's schema."""
         schema = cls._schema()
+        if isinstance(fitted, dict):  # a file written before a field with a default existed
+            added = {name: field.default for name, field in schema.items() if field.default}
+            fitted = {**added, **fitted}
         _check_keys(fitted, schema, Name("fitted"))
         state = {}
         # Scalars first: the array shapes are given in terms of them.

@@ -10,8 +10,10 @@ binary ones:
 * **one-vs-rest** (``K > 2``): one map per class ``k``, fitted on ``p[:, k]`` against
   ``y == k``; the K calibrated columns are divided by their row sum, and a row whose columns
   are all 0 becomes uniform (``1 / K``);
-* **top-label** (isotonic only): one map fitted on the confidence ``max_k p[:, k]`` against
-  the correctness of the prediction (see :class:`IsotonicCalibration`);
+* **top-label**: one map fitted on the confidence ``max_k p[:, k]`` against the
+  correctness of the prediction (isotonic: one map over all rows, see
+  :class:`IsotonicCalibration`; histogram binning: one histogram per predicted class, see
+  :class:`HistogramBinning`);
 * **pooled** (isotonic only): one map fitted on all ``N K`` entries ``p[i, k]`` against
   ``y_i == k`` and applied to every column, then normalised (Zhang et al. 2020).
 """
@@ -49,6 +51,7 @@ from calibration_toolbox.recalibration._base import (
 __all__ = ["HistogramBinning", "IsotonicCalibration"]
 
 _MODES = ("one-vs-rest", "top-label", "pooled")
+_HISTOGRAM_MODES = _MODES[:2]
 _OUT_OF_BOUNDS = ("clip", "raise")
 # Scores and breakpoints are multiplied by 2**64 before `np.interp`, which divides by the gap
 # between two breakpoints: a gap of 1e-310 (a subnormal) made that slope overflow to inf and
@@ -84,17 +87,25 @@ def _problem_positives(prob: NDArray, labels: NDArray, mode: str) -> NDArray:
     return labels
 
 
-def _fit_inputs(
-    estimator: Recalibrator, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, mode: str
-) -> tuple[NDArray, NDArray, NDArray | None, int]:
-    """Validate, drop zero-weight rows and warn about classes absent from ``y``."""
-    name = type(estimator).__name__
+def _weighted_rows(
+    estimator: Recalibrator, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None
+) -> tuple[NDArray, NDArray, NDArray | None]:
+    """Validated probabilities, labels and weights, without the rows of weight 0."""
     prob = iv.check_prob(X, name="X")
     labels = estimator._fit_labels(y, *prob.shape)
     weights = iv.check_sample_weight(sample_weight, len(prob), scale_free=True)
     if weights is not None and not weights.all():
         keep = weights > 0
         prob, labels, weights = prob[keep], labels[keep], weights[keep]
+    return prob, labels, weights
+
+
+def _fit_inputs(
+    estimator: Recalibrator, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, mode: str
+) -> tuple[NDArray, NDArray, NDArray | None, int]:
+    """Validate, drop zero-weight rows and warn about classes absent from ``y``."""
+    name = type(estimator).__name__
+    prob, labels, weights = _weighted_rows(estimator, X, y, sample_weight)
     n_classes = prob.shape[1]
     if mode == "one-vs-rest":
         missing = np.flatnonzero(np.bincount(labels, minlength=n_classes) == 0)
@@ -648,6 +659,72 @@ def _equal_mass_totals(
     return full_edges, counts, totals
 
 
+def _top_label_problems(prob: NDArray) -> tuple[NDArray, NDArray]:
+    """The predicted class ``argmax_k p_k`` (first on ties) and its confidence, per row."""
+    prediction = np.argmax(prob, axis=1)
+    return prediction, prob[np.arange(len(prob)), prediction]
+
+
+def _top_label_table(
+    prob: NDArray, labels: NDArray, weights: NDArray | None, edges: NDArray, adaptive: bool
+) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Edges ``(K, B + 1)`` and count, weight and correct weight ``(K, B)`` per predicted class.
+
+    Problem ``k`` holds the rows predicted as ``k``: their confidence against ``y == k``.
+    """
+    n_classes, n_bins = prob.shape[1], len(edges) - 1
+    prediction, confidence = _top_label_problems(prob)
+    if adaptive:
+        full_edges = _top_label_equal_mass_edges(
+            confidence, prediction, weights, n_classes, n_bins
+        )
+        bins = grouped_searchsorted(full_edges[:, 1:-1], prediction, confidence, side="right")
+    else:
+        full_edges = np.tile(edges, (n_classes, 1))
+        bins = assign_bins(confidence, edges)
+    cells = prediction * n_bins + bins
+    size, shape = n_classes * n_bins, (n_classes, n_bins)
+    counts = np.bincount(cells, minlength=size).reshape(shape)
+    if weights is None:
+        totals = counts.astype(np.float64)
+    else:
+        totals = np.bincount(cells, weights=weights, minlength=size).reshape(shape)
+    correct = np.flatnonzero(prediction == labels)
+    positives = np.bincount(
+        cells[correct],
+        weights=None if weights is None else weights[correct],
+        minlength=size,
+    ).reshape(shape)
+    return full_edges, counts, totals, positives
+
+
+def _top_label_equal_mass_edges(
+    confidence: NDArray, prediction: NDArray, weights: NDArray | None, n_classes: int, n_bins: int
+) -> NDArray:
+    """Equal-mass edges of the confidences of each predicted class (``linspace`` if none).
+
+    The rows are grouped by class with one stable sort of the class indices (a radix sort
+    for 16 bits), then each class's run is sorted alone: 1e6 x 10 float32 took 1.43 s with
+    ``np.lexsort((confidence, prediction))`` against about 0.1 s so (a loaded machine).
+    """
+    small = n_classes <= np.iinfo(np.int16).max
+    by_class = np.argsort(prediction.astype(np.int16) if small else prediction, kind="stable")
+    stops = np.cumsum(np.bincount(prediction, minlength=n_classes))
+    starts = np.concatenate([[0], stops[:-1]])
+    sorted_scores = confidence[by_class]
+    sorted_weights = None if weights is None else weights[by_class]
+    for start, stop in zip(starts, stops, strict=True):
+        run = sorted_scores[start:stop]
+        if sorted_weights is None:
+            run.sort()
+        else:
+            order = np.argsort(run)
+            run[...] = run[order]
+            sorted_weights[start:stop] = sorted_weights[start:stop][order]
+    cumulative = None if sorted_weights is None else np.cumsum(sorted_weights)
+    return adaptive_edges(sorted_scores, starts, stops, n_bins, cumulative)[1]
+
+
 def _histogram_edges(name: str, state: dict[str, Any]) -> Text | None:
     """Schema rule: each row of edges runs from 0 to 1 without decreasing.
 
@@ -671,6 +748,36 @@ def _histogram_edges(name: str, state: dict[str, Any]) -> Text | None:
     return None
 
 
+def _one_vs_rest_table(
+    scores: NDArray, positive: NDArray, weights: NDArray | None, bins: Any, adaptive: bool
+) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Edges ``(G, B + 1)`` and count, weight and positive weight ``(G, B)`` per problem."""
+    # Equal-mass bins take a number of bins, not edges; 'auto' counts the fit rows.
+    edges = iv.check_bins(bins, adaptive_bins=adaptive, n_samples=scores.shape[0])
+    n_problems = scores.shape[1]
+    n_bins = len(edges) - 1
+    iv.check_table_cells(n_problems, n_bins)
+    # Each row is a positive example of at most one problem: N scores to bin.
+    samples = np.flatnonzero(positive >= 0)
+    positive_problems = positive[samples]
+    positive_scores = scores[samples, positive_problems]
+    if adaptive:
+        full_edges, counts, totals = _equal_mass_totals(scores, weights, n_bins)
+        positive_bins = grouped_searchsorted(
+            full_edges[:, 1:-1], positive_problems, positive_scores, side="right"
+        )
+    else:
+        full_edges = np.tile(edges, (n_problems, 1))
+        counts, totals = _equal_width_totals(scores, weights, edges)
+        positive_bins = assign_bins(positive_scores, edges)
+    positives = np.bincount(
+        positive_problems * n_bins + positive_bins,
+        weights=None if weights is None else weights[samples],
+        minlength=n_problems * n_bins,
+    ).reshape(n_problems, n_bins)
+    return full_edges, counts, totals, positives
+
+
 class HistogramBinning(Recalibrator):
     r"""Histogram binning (Zadrozny & Elkan 2001): the positive frequency of each score bin.
 
@@ -689,6 +796,28 @@ class HistogramBinning(Recalibrator):
     A class that never occurs in ``y`` gets probability 0 in every non-empty bin, with a
     ``UserWarning``.
 
+    **Top-label** (``mode='top-label'``, Gupta & Ramdas 2022): one histogram per predicted
+    class ``k``, on the confidences ``c_i = max_l p_il`` of the rows whose prediction
+    ``argmax_l p_il`` (the first on ties) is ``k``, against the correctness ``1[y_i = k]``:
+
+    .. math:: \hat p_{kb} = \frac{\sum_{i: \hat y_i = k,\, c_i \in b} w_i \, 1[y_i = k]}
+              {\sum_{i: \hat y_i = k,\, c_i \in b} w_i}.
+
+    A new row predicted as ``k`` with confidence in bin ``b`` gets the confidence
+    ``\hat p_{kb}``; the other classes share ``1 - \hat p_{kb}`` in proportion to their
+    probabilities (the rule of ``IsotonicCalibration(mode='top-label')``; the paper calibrates
+    the pair (prediction, confidence) and states no rule for the other classes).  Every class
+    has the same number B of bins (equal-mass edges over its own rows); a class never
+    predicted in ``fit`` keeps the centres of equal-width bins.  The binary case also has two
+    histograms, one per predicted class.  Since the other classes can now exceed the
+    recalibrated confidence, the argmax may change; the paper's quantity is the confidence
+    at the original prediction, ``predict_proba(X)[i, argmax_l X_il]``.  With few rows per
+    class, few bins: the paper sets the bins from a number of calibration rows per bin.  Fit
+    on the first 5,000 rows of the shared CIFAR files, equal mass, the top-label ECE (15
+    equal-width bins) of (original prediction, recalibrated confidence) on the other 5,000
+    rows went from 0.119 to 0.037 (``bins=5``) on LeNet-5 CIFAR-10, and from 0.058 to 0.028
+    (``bins=2``) but 0.093 (``bins=15``: 3 rows per bin) on WideResNet-16-4 CIFAR-100.
+
     Parameters
     ----------
     bins : int, array-like or 'auto', default 15
@@ -697,7 +826,10 @@ class HistogramBinning(Recalibrator):
         smallest B with B**3 >= N (``bin_edges_`` holds the count chosen).
     adaptive_bins : bool, default False
         Equal-mass bins instead of equal-width ones; ``bins`` must then be an integer.
-
+    mode : {'one-vs-rest', 'top-label'}, default 'one-vs-rest'
+        One histogram per class on its own column (one on ``p[:, 1]`` for a binary task), or
+        one per predicted class on the confidence (see above); ``'auto'`` bins count all
+        the fit rows either way.
     classes : sequence of str (or of numbers), optional
         Names of the classes, in the column order of ``X``: ``y`` is then given as names
         (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
@@ -707,8 +839,9 @@ class HistogramBinning(Recalibrator):
     Attributes
     ----------
     bin_edges_ : ndarray of float64, shape (G, B + 1)
-        Edges of each problem's bins (G = 1 for a binary task, K otherwise); with
-        equal-width bins every row is the same.
+        Edges of each problem's bins (G = 1 for a binary task one-vs-rest, K otherwise: row
+        ``k`` is class ``k``, or in top-label mode predicted class ``k``); with equal-width
+        bins every row is the same.
     bin_probabilities_ : ndarray of float64, shape (G, B)
         Calibrated probability of each bin.
     bin_weights_ : ndarray of float64, shape (G, B)
@@ -717,6 +850,8 @@ class HistogramBinning(Recalibrator):
         Number of classes seen in ``fit``.
     adaptive_bins_ : bool
         ``adaptive_bins`` as fitted: how prediction assigns a score to a bin.
+    mode_ : str
+        ``mode`` as fitted.
 
     References
     ----------
@@ -724,6 +859,8 @@ class HistogramBinning(Recalibrator):
        decision trees and naive Bayesian classifiers", ICML, 2001.
     .. [2] J. Nixon, M. W. Dusenberry, L. Zhang, G. Jerfel and D. Tran, "Measuring
        Calibration in Deep Learning", CVPR Workshops, 2019.
+    .. [3] C. Gupta and A. Ramdas, "Top-label calibration and multiclass-to-binary
+       reductions", ICLR, 2022.
 
     Examples
     --------
@@ -736,12 +873,22 @@ class HistogramBinning(Recalibrator):
     array([[0.33333333, 0.66666667]])
     >>> binning.predict_proba([0.25, 0.5, 0.75])[:, 1]
     array([0.33333333, 0.33333333, 0.66666667])
+
+    Top-label: one histogram of the confidence per predicted class.
+
+    >>> prob = np.array([[0.7, 0.2, 0.1], [0.9, 0.05, 0.05], [0.2, 0.6, 0.2], [0.1, 0.3, 0.6]])
+    >>> top = HistogramBinning(bins=1, mode="top-label").fit(prob, [0, 1, 1, 1])
+    >>> top.bin_probabilities_[:, 0]        # classes 0 (right 1 of 2), 1 (1 of 1), 2 (0 of 1)
+    array([0.5, 1. , 0. ])
+    >>> top.predict_proba([[0.5, 0.3, 0.2]])  # predicted 0: 0.5, the rest shared 3:2
+    array([[0.5, 0.3, 0.2]])
     """
 
     _outputs_probabilities = True
     _parameters: ClassVar[dict[str, Checker]] = {
         "bins": iv.check_bins_parameter,
         "adaptive_bins": iv.check_flag,
+        "mode": iv.choice(*_HISTOGRAM_MODES),
     }
     _fitted_schema: ClassVar[dict[str, Field]] = {
         "bin_edges_": array_field(("G", "B+1"), low=0.0, high=1.0, rule=_histogram_edges),
@@ -749,55 +896,46 @@ class HistogramBinning(Recalibrator):
         "bin_weights_": array_field(("G", "B"), low=0.0),
         "n_classes_": N_CLASSES_FIELD,
         "adaptive_bins_": flag_field(),
+        "mode_": choice_field(*_HISTOGRAM_MODES, default="one-vs-rest"),  # files before it
     }
 
     @classmethod
     def _fitted_dimensions(cls, state: dict[str, Any]) -> dict[str, int]:
         n_classes = state["n_classes_"]
-        return {"G": 1 if n_classes == 2 else n_classes}
+        one_map = n_classes == 2 and state["mode_"] == "one-vs-rest"
+        return {"G": 1 if one_map else n_classes}
 
     def __init__(
         self,
         bins: int | ArrayLike = 15,
         adaptive_bins: bool = False,
         *,
+        mode: str = "one-vs-rest",
         classes: ArrayLike | None = None,
     ):
         self.bins = bins
         self.adaptive_bins = adaptive_bins
+        self.mode = mode
         self.classes = classes
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> HistogramBinning:
         """Fit on calibration probabilities ``X`` (N, K) or (N,) and labels ``y`` (N,)."""
-        adaptive = self._checked_params()["adaptive_bins"]
-        scores, positive, weights, n_classes = _fit_inputs(
-            self, X, y, sample_weight, "one-vs-rest"
-        )
-        # Equal-mass bins take a number of bins, not edges; 'auto' counts the fit rows.
-        edges = iv.check_bins(self.bins, adaptive_bins=adaptive, n_samples=scores.shape[0])
-        n_problems = scores.shape[1]
-        n_bins = len(edges) - 1
-        iv.check_table_cells(n_problems, n_bins)
-        # Each row is a positive example of at most one problem: N scores to bin.
-        samples = np.flatnonzero(positive >= 0)
-        positive_problems = positive[samples]
-        positive_scores = scores[samples, positive_problems]
-        if adaptive:
-            full_edges, counts, totals = _equal_mass_totals(scores, weights, n_bins)
-            positive_bins = grouped_searchsorted(
-                full_edges[:, 1:-1], positive_problems, positive_scores, side="right"
-            )
+        params = self._checked_params()
+        adaptive, mode = params["adaptive_bins"], params["mode"]
+        if mode == "top-label":
+            prob, labels, weights = _weighted_rows(self, X, y, sample_weight)
+            n_classes = prob.shape[1]
+            edges = iv.check_bins(self.bins, adaptive_bins=adaptive, n_samples=len(prob))
+            iv.check_table_cells(n_classes, len(edges) - 1)
+            table = _top_label_table(prob, labels, weights, edges, adaptive)
         else:
-            full_edges = np.tile(edges, (n_problems, 1))
-            counts, totals = _equal_width_totals(scores, weights, edges)
-            positive_bins = assign_bins(positive_scores, edges)
-        positives = np.bincount(
-            positive_problems * n_bins + positive_bins,
-            weights=None if weights is None else weights[samples],
-            minlength=n_problems * n_bins,
-        ).reshape(n_problems, n_bins)
+            scores, positive, weights, n_classes = _fit_inputs(
+                self, X, y, sample_weight, "one-vs-rest"
+            )
+            table = _one_vs_rest_table(scores, positive, weights, self.bins, adaptive)
+        full_edges, counts, totals, positives = table
         probabilities = (full_edges[:, :-1] + full_edges[:, 1:]) / 2
         np.divide(positives, totals, out=probabilities, where=counts > 0)
         # With float weights the first bin's total is a difference of sums (see
@@ -808,11 +946,14 @@ class HistogramBinning(Recalibrator):
         self.bin_weights_ = totals
         self.n_classes_ = int(n_classes)
         self.adaptive_bins_ = adaptive
+        self.mode_ = mode
         return self
 
     def _calibrated_probs(self, X: ArrayLike) -> NDArray:
         prob = iv.check_prob(X, name="X")
         self._check_n_classes(prob.shape[1])
+        if self.mode_ == "top-label":
+            return self._top_label_calibrated(prob)
         scores = _problem_scores(prob, "one-vs-rest")
         n_samples, n_problems = scores.shape
         probabilities = self.bin_probabilities_
@@ -831,3 +972,13 @@ class HistogramBinning(Recalibrator):
             bins = assign_bins(flat[above], edges)
             columns.reshape(-1)[above] = probabilities[above % n_problems, bins]
         return _combine(columns, prob, "one-vs-rest")
+
+    def _top_label_calibrated(self, prob: NDArray) -> NDArray:
+        """The bin value of each row's confidence in its predicted class's histogram."""
+        prediction, confidence = _top_label_problems(prob)
+        if self.adaptive_bins_:
+            interior = self.bin_edges_[:, 1:-1]
+            bins = grouped_searchsorted(interior, prediction, confidence, side="right")
+        else:
+            bins = assign_bins(confidence, self.bin_edges_[0])
+        return _combine(self.bin_probabilities_[prediction, bins][:, None], prob, "top-label")

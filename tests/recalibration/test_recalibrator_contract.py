@@ -100,6 +100,10 @@ CASES = {
     "VennAbersCalibration-ovo": Case(
         lambda: ct.VennAbersCalibration(multiclass="ovo"), False, scale_invariant=False
     ),
+    "HistogramBinning-top-label": Case(lambda: ct.HistogramBinning(mode="top-label"), False),
+    "HistogramBinning-top-label-equal-mass": Case(
+        lambda: ct.HistogramBinning(adaptive_bins=True, mode="top-label"), False, duplicates=False
+    ),
     # A weight is one point of the walk, duplicated rows are several (see its docstring).
     "SplineCalibration": Case(ct.SplineCalibration, False, duplicates=False),
     "SplineCalibration-one-vs-rest": Case(
@@ -171,7 +175,12 @@ ALTERNATIVES = {
         "centred": True,
         "classes": ["a", "b", "c", "d"],
     },
-    ct.HistogramBinning: {"bins": 3, "adaptive_bins": True, "classes": ["a", "b", "c", "d"]},
+    ct.HistogramBinning: {
+        "bins": 3,
+        "adaptive_bins": True,
+        "mode": "top-label",
+        "classes": ["a", "b", "c", "d"],
+    },
     ct.VennAbersCalibration: {
         "cv": 2,
         "merge": "brier",
@@ -673,6 +682,11 @@ RANGE_CASES = [
         ct.VennAbersCalibration,
         set_first("run_offsets_", 1),
         "`run_offsets_` must not decrease from 0",
+    ),
+    (
+        ct.HistogramBinning,
+        set_first("mode_", "ovr"),
+        "`mode_` must be 'one-vs-rest' or 'top-label'; got 'ovr'.",
     ),
     (
         ct.SplineCalibration,
