@@ -324,28 +324,44 @@ def _centred_points(
     return knots[keep], knot_values[keep]
 
 
-def _isotonic_runs(name: str, state: dict[str, Any]) -> Text | None:
-    """Schema rule: the offsets split the breakpoints into runs, each an increasing map."""
+def _run_starts(name: str, state: dict[str, Any]) -> tuple[Text | None, NDArray]:
+    """The offsets split the breakpoints into runs of increasing scores (a schema check).
+
+    Returns the problem, if any, and the mask of the breakpoint steps within a run.
+    """
     offsets, knots = state["breakpoint_offsets_"], state["breakpoints_"]
     if offsets[0] != 0 or offsets[-1] != len(knots) or not (np.diff(offsets) > 0).all():
-        return Text(
+        problem = Text(
             "{breakpoint_offsets_} must increase from 0 to len(breakpoints_) = {n_knots}; "
             "got {offsets}.",
             argument="breakpoint_offsets_",
             fields={"n_knots": len(knots), "offsets": offsets.tolist()[:10]},
         )
+        return problem, np.zeros(0, dtype=bool)
     within_run = np.ones(max(len(knots) - 1, 0), dtype=bool)
     within_run[offsets[1:-1] - 1] = False  # a run starts anew at each inner offset
     if not (np.diff(knots)[within_run] > 0).all():
-        return Text(
+        problem = Text(
             "{argument} must increase within each run of {breakpoint_offsets_}.", argument=name
         )
-    if not (np.diff(state["breakpoint_values_"])[within_run] >= 0).all():
-        return Text(
+        return problem, within_run
+    return None, within_run
+
+
+def increasing_runs(name: str, state: dict[str, Any]) -> Text | None:
+    """Schema rule: the offsets split the breakpoints into runs of increasing scores."""
+    return _run_starts(name, state)[0]
+
+
+def _isotonic_runs(name: str, state: dict[str, Any]) -> Text | None:
+    """Schema rule: the offsets split the breakpoints into runs, each an increasing map."""
+    problem, within_run = _run_starts(name, state)
+    if problem is None and not (np.diff(state["breakpoint_values_"])[within_run] >= 0).all():
+        problem = Text(
             "{argument} must not decrease within each run of {breakpoint_offsets_}.",
             argument="breakpoint_values_",
         )
-    return None
+    return problem
 
 
 def _problem_name(mode: str, problem: int, n_classes: int) -> str:

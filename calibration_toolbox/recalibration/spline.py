@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
-from calibration_toolbox._errors import InputError, Text
+from calibration_toolbox._errors import InputError
 from calibration_toolbox._rows import row_blocks
 from calibration_toolbox.binning import sort_rows_with_flags
 from calibration_toolbox.recalibration._base import (
@@ -32,6 +32,7 @@ from calibration_toolbox.recalibration.nonparametric import (
     _combine,
     _fit_inputs,
     _problem_scores,
+    increasing_runs,
 )
 
 __all__ = ["SplineCalibration"]
@@ -184,25 +185,6 @@ def _calibration_table(
     return sorted_scores, np.clip(values, 0.0, 1.0, out=values), knot_values
 
 
-def _spline_runs(name: str, state: dict[str, Any]) -> Text | None:
-    """Schema rule: the offsets split the breakpoints into runs of increasing scores."""
-    offsets, knots = state["breakpoint_offsets_"], state["breakpoints_"]
-    if offsets[0] != 0 or offsets[-1] != len(knots) or not (np.diff(offsets) > 0).all():
-        return Text(
-            "{breakpoint_offsets_} must increase from 0 to len(breakpoints_) = {n_knots}; "
-            "got {offsets}.",
-            argument="breakpoint_offsets_",
-            fields={"n_knots": len(knots), "offsets": offsets.tolist()[:10]},
-        )
-    within_run = np.ones(max(len(knots) - 1, 0), dtype=bool)
-    within_run[offsets[1:-1] - 1] = False
-    if not (np.diff(knots)[within_run] > 0).all():
-        return Text(
-            "{argument} must increase within each run of {breakpoint_offsets_}.", argument=name
-        )
-    return None
-
-
 class SplineCalibration(Recalibrator):
     r"""Spline calibration (Gupta et al. 2021): the derivative of a smoothed KS walk.
 
@@ -314,7 +296,7 @@ class SplineCalibration(Recalibrator):
         "mode": iv.choice(*_MODES),
     }
     _fitted_schema: ClassVar[dict[str, Field]] = {
-        "breakpoints_": array_field(("P",), low=0.0, high=1.0, rule=_spline_runs),
+        "breakpoints_": array_field(("P",), low=0.0, high=1.0, rule=increasing_runs),
         "breakpoint_values_": array_field(("P",), low=0.0, high=1.0),
         "breakpoint_offsets_": array_field(("G+1",), dtype="integer"),
         "knot_values_": array_field(("G", "M")),
