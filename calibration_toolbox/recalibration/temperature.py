@@ -9,7 +9,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from calibration_toolbox import _arrays, _dask
+from calibration_toolbox import _arrays, _dask, _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, Text
 from calibration_toolbox._rows import COLUMN_LOOP_MAX_K, block_rows, row_blocks
@@ -633,3 +633,64 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         logits = iv.check_logits(X, "X")
         self._check_n_classes(logits.shape[1])
         return logits / logits.dtype.type(self.temperature_)
+
+
+def _label_sums(beta: NDArray, log_odds: NDArray, targets: NDArray, weights: NDArray | None):
+    r"""Per-label loss, gradient and curvature of ``sigmoid(beta_k z_ik)`` against ``y_ik``.
+
+    The loss of label ``k`` is the weighted mean over rows of
+    ``softplus(beta_k z) - y beta_k z`` (the binary NLL), convex in ``beta_k``; its
+    derivatives are the means of ``(sigmoid(beta_k z) - y) z`` and
+    ``sigmoid (1 - sigmoid) z^2``.  Weighted means over the rows (axis 0), one per label.
+    """
+    scaled = log_odds * beta
+    prob = _scipy.special.expit(scaled)
+    loss_terms = np.logaddexp(0.0, scaled) - targets * scaled
+    slope_terms = (prob - targets) * log_odds
+    curvature_terms = prob * (1 - prob) * log_odds**2
+    if weights is None:
+        means = [terms.mean(axis=0) for terms in (loss_terms, slope_terms, curvature_terms)]
+    else:
+        total = weights.sum()
+        means = [weights @ terms / total for terms in (loss_terms, slope_terms, curvature_terms)]
+    return means
+
+
+def label_temperatures(
+    log_odds: NDArray, targets: NDArray, weights: NDArray | None, low: float, high: float
+) -> NDArray:
+    """One fitted temperature per label: ``K`` independent binary fits, batched.
+
+    The objective separates over the labels, so one Newton iteration updates every
+    ``beta_k = 1 / T_k`` at once (one pass over the (N, K) array per iteration), each step
+    halved while it raises that label's loss (convexity makes the halving terminate) and
+    ``beta_k`` kept in ``[1 / high, 1 / low]``.  A label stops once its Newton step is
+    below ``1e-8`` of ``beta_k`` (that step taken, the
+    error is about its square), or once it sits at a bound with the gradient pointing
+    out (its optimum lies beyond; the bound is kept).
+    """
+    log_odds = np.asarray(log_odds, dtype=np.float64)
+    targets = np.asarray(targets, dtype=np.float64)
+    lower, upper = 1 / high, 1 / low
+    beta = np.ones(log_odds.shape[1])
+    loss, slope, curvature = _label_sums(beta, log_odds, targets, weights)
+    for _ in range(_MAX_PASSES):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.where(curvature > 0, -slope / curvature, -np.sign(slope) * beta)
+        at_bound = ((beta <= lower) & (step < 0)) | ((beta >= upper) & (step > 0))
+        active = ~at_bound & (np.abs(step) > 1e-8 * beta) & (slope != 0)
+        if not active.any():
+            # The last Newton step (relative error about its square, 1e-16) costs no pass.
+            return 1 / np.clip(beta + np.where(at_bound, 0.0, step), lower, upper)
+        step = np.where(active, step, 0.0)
+        for _ in range(60):  # step halving, per label
+            trial = np.clip(beta + step, lower, upper)
+            trial_loss, trial_slope, trial_curvature = _label_sums(
+                trial, log_odds, targets, weights
+            )
+            worse = trial_loss > loss + 1e-15 * np.abs(loss)
+            if not worse.any():
+                break
+            step = np.where(worse, step / 2, step)
+        beta, loss, slope, curvature = trial, trial_loss, trial_slope, trial_curvature
+    raise RuntimeError(f"per-label temperature scaling did not converge in {_MAX_PASSES} passes.")
