@@ -659,15 +659,53 @@ def _label_sums(beta: NDArray, log_odds: NDArray, targets: NDArray, weights: NDA
 def label_temperatures(
     log_odds: NDArray, targets: NDArray, weights: NDArray | None, low: float, high: float
 ) -> NDArray:
-    """One fitted temperature per label: ``K`` independent binary fits, batched.
+    r"""One fitted temperature per label: ``K`` independent binary fits, batched.
 
-    The objective separates over the labels, so one Newton iteration updates every
-    ``beta_k = 1 / T_k`` at once (one pass over the (N, K) array per iteration), each step
-    halved while it raises that label's loss (convexity makes the halving terminate) and
-    ``beta_k`` kept in ``[1 / high, 1 / low]``.  A label stops once its Newton step is
-    below ``1e-8`` of ``beta_k`` (that step taken, the
-    error is about its square), or once it sits at a bound with the gradient pointing
-    out (its optimum lies beyond; the bound is kept).
+    Label ``k`` is predicted as ``sigmoid(z_ik / T_k)`` (one sigmoid per label, no softmax);
+    ``beta_k = 1 / T_k`` minimises the weighted mean binary NLL of that label's column,
+
+    .. math:: f_k(\beta) = \frac{\sum_i w_i [\log(1 + e^{\beta z_{ik}})
+              - y_{ik} \beta z_{ik}]}{\sum_i w_i},
+
+    convex in ``beta`` (temperature scaling of Guo et al. 2017, per label).  The objective
+    separates over the labels, so one Newton iteration updates every ``beta_k`` at once
+    (one pass over the (N, K) array per iteration), each step halved while it raises that
+    label's loss (convexity makes the halving terminate) and ``beta_k`` kept in
+    ``[1 / high, 1 / low]``.  A label stops once its Newton step is below ``1e-8`` of
+    ``beta_k`` (that step taken, the error is about its square), or once it sits at a
+    bound with the gradient pointing out (its optimum lies beyond; the bound is kept).
+
+    Parameters
+    ----------
+    log_odds : ndarray, shape (N, K)
+        One logit per (row, label), checked by the caller.
+    targets : ndarray, shape (N, K)
+        The 0/1 label matrix.
+    weights : ndarray, shape (N,), or None
+        Non-negative row weights of positive sum.
+    low, high : float
+        Bounds of every ``T_k``.
+
+    Returns
+    -------
+    ndarray, shape (K,)
+        The fitted ``T_k``.
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of Modern Neural
+       Networks", ICML, 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.special import expit
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.normal(size=(5000, 2))
+    >>> targets = (rng.random((5000, 2)) < expit(truth)).astype(np.uint8)
+    >>> T = label_temperatures(truth * [1.0, 3.0], targets, None, 1e-4, 1e4)
+    >>> np.round(T, 1)
+    array([1., 3.])
     """
     log_odds = np.asarray(log_odds, dtype=np.float64)
     targets = np.asarray(targets, dtype=np.float64)
