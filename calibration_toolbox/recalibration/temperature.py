@@ -33,6 +33,31 @@ __all__ = ["TEMPERATURE_BOUNDS", "TEMPERATURE_FIELD", "TemperatureScaling", "fit
 TEMPERATURE_FIELD = number_field(1 / COEFFICIENT_LIMIT, COEFFICIENT_LIMIT)
 
 
+def _one_per_label(name: str, state: dict) -> Text | None:
+    """Schema rule: an array ``temperature_`` (multi-label) holds one float per label."""
+    value = state[name]
+    if not isinstance(value, np.ndarray):
+        return None
+    if value.dtype == np.float64 and value.shape == (state["n_classes_"],):
+        return None
+    return Text(
+        "{argument} must be a number, or a float array of one temperature per label "
+        "(shape ({n_labels},)); got dtype {dtype} and shape {shape}.",
+        argument=name,
+        fields={"n_labels": state["n_classes_"], "dtype": str(value.dtype), "shape": value.shape},
+    )
+
+
+# ``temperature_``: one number, or (multi-label) one per label, each as TEMPERATURE_FIELD.
+_TEMPERATURES_FIELD = Field(
+    "any",
+    f"{TEMPERATURE_FIELD.requirement}, or an array of such numbers (one per label)",
+    TEMPERATURE_FIELD.low,
+    TEMPERATURE_FIELD.high,
+    rule=_one_per_label,
+)
+
+
 def _bounds_hold(low: float, high: float) -> bool:
     return 0 < low <= 1 <= high < math.inf
 
@@ -522,6 +547,14 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         row give the same uniform predictions and likelihood at every ``T``: ``T`` is left
         at 1, with a ``UserWarning`` that says so.
 
+    multilabel : bool, default False
+        Multi-label task: ``X`` holds one logit per label (N, K), ``y`` an (N, K) 0/1 label
+        matrix (a 2-D ``y`` is read so only when this is True), and each label has its
+        own ``T_k``, fitted as ``K`` independent binary fits of ``sigmoid(z_k / T_k)``
+        (:func:`label_temperatures`); ``predict_proba`` gives the independent sigmoids,
+        ``predict`` the 0/1 matrix ``p >= 1/2``, ``score`` the mean over the labels of the
+        mean binary log-likelihood.  ``fit`` on NumPy arrays only, without ``classes``.
+
     classes : sequence of str (or of numbers), optional
         Names of the classes, in the column order of ``X``: ``y`` is then given as names
         (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
@@ -530,8 +563,8 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
 
     Attributes
     ----------
-    temperature_ : float
-        Fitted temperature.
+    temperature_ : float, or ndarray of shape (K,)
+        Fitted temperature (one per label with ``multilabel=True``).
     n_classes_ : int
         Number of classes seen in ``fit``.
     n_passes_ : int
@@ -559,9 +592,12 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
     True
     """
 
-    _parameters: ClassVar[dict[str, Checker]] = {"temperature_bounds": TEMPERATURE_BOUNDS}
+    _parameters: ClassVar[dict[str, Checker]] = {
+        "temperature_bounds": TEMPERATURE_BOUNDS,
+        "multilabel": iv.check_flag,
+    }
     _fitted_schema: ClassVar[dict[str, Field]] = {
-        "temperature_": TEMPERATURE_FIELD,
+        "temperature_": _TEMPERATURES_FIELD,
         "n_classes_": N_CLASSES_FIELD,
         "n_passes_": integer_field(0),
     }
@@ -570,16 +606,21 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         self,
         temperature_bounds: tuple[float, float] = (1e-4, 1e4),
         *,
+        multilabel: bool = False,
         classes: ArrayLike | None = None,
     ):
         self.temperature_bounds = temperature_bounds
+        self.multilabel = multilabel
         self.classes = classes
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> TemperatureScaling:
         """Fit ``T`` on calibration logits ``X`` (N, K) and labels ``y`` (N,)."""
-        low, high = self._checked_params()["temperature_bounds"]
+        params = self._checked_params()
+        low, high = params["temperature_bounds"]
+        if params["multilabel"]:
+            return self._fit_labels_matrix(X, y, sample_weight, low, high)
         if _arrays.is_dask_array(X):
             n_classes = _dask.row_chunked(X, "X")
             start = _dask.on_first_chunk(X, y, sample_weight, functools.partial(_chunk_start, low))
@@ -592,6 +633,55 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         weights = iv.check_sample_weight(sample_weight, len(logits), scale_free=True)
         temperature, objective = fitted_objective(logits, labels, weights, low, high)
         return self._fitted(temperature, logits.shape[1], objective)
+
+    def _fit_labels_matrix(self, X, y, sample_weight, low: float, high: float):
+        """``multilabel=True``: one ``T`` per label (:func:`label_temperatures`)."""
+        if _arrays.is_dask_array(X) or self.classes is not None:
+            raise InputError(
+                "{argument} is not supported with multilabel=True yet: pass NumPy arrays "
+                "and no class names.",
+                argument="classes" if self.classes is not None else "X",
+            )
+        checked = iv.check_multilabel(X, y, logits=True)
+        if checked.targets.shape[1] < 2:
+            raise InputError(
+                "{X:has} one label: with multilabel=True give two labels or more (one "
+                "label is a binary task: TemperatureScaling on its logit, np.ravel(X)).",
+                argument="X",
+            )
+        weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
+        temperatures = label_temperatures(checked.log_odds, checked.targets, weights, low, high)
+        self._class_names = None
+        self.temperature_ = temperatures
+        self.n_classes_ = len(temperatures)
+        self.n_passes_ = 0
+        return self
+
+    @property
+    def _per_label(self) -> bool:
+        return isinstance(getattr(self, "temperature_", None), np.ndarray)
+
+    def predict_proba(self, X: ArrayLike) -> NDArray:
+        """Calibrated probabilities (N, K): a softmax, or (multi-label) one sigmoid per label."""
+        if self._per_label and not _arrays.is_dask_array(X):
+            return _scipy.special.expit(self(X))
+        return super().predict_proba(X)
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """The class of largest probability, or (multi-label) the 0/1 matrix ``p >= 1/2``."""
+        if self._per_label and not _arrays.is_dask_array(X):
+            return (self(X) >= 0).astype(np.uint8)
+        return super().predict(X)
+
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
+        """Mean log-likelihood; (multi-label) the mean over the labels of each label's."""
+        if not self._per_label:
+            return super().score(X, y, sample_weight)
+        checked = iv.check_multilabel(self(X), y, logits=True)
+        weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
+        ones = np.ones(checked.targets.shape[1])
+        loss = _label_sums(ones, checked.log_odds, checked.targets, weights)[0]
+        return -float(loss.mean())
 
     def fit_blocks(self, source: object) -> TemperatureScaling:
         """Fit ``T`` on calibration data read block by block from ``source``.
@@ -614,7 +704,13 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         first block unlike the rest (a file sorted by label, say) may take a few more.
         ``n_passes_`` counts the passes over every block.
         """
-        low, high = self._checked_params()["temperature_bounds"]
+        params = self._checked_params()
+        low, high = params["temperature_bounds"]
+        if params["multilabel"]:
+            raise InputError(
+                "{argument} is not supported with multilabel=True yet: use fit.",
+                argument="source",
+            )
         open_blocks = block_opener(source)
         start = _block_start(open_blocks, low)
         objective = _BlockNLL(open_blocks)
@@ -632,6 +728,8 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
     def _calibrated_logits(self, X: ArrayLike) -> NDArray:
         logits = iv.check_logits(X, "X")
         self._check_n_classes(logits.shape[1])
+        if self._per_label:
+            return logits / self.temperature_.astype(logits.dtype)
         return logits / logits.dtype.type(self.temperature_)
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import brentq
-from scipy.special import expit
+from scipy.special import expit, log_expit
 
+import calibration_toolbox as ct
 from calibration_toolbox.recalibration.temperature import label_temperatures
 
 
@@ -64,3 +67,59 @@ def test_inputs_are_not_mutated():
     before = logits.copy(), targets.copy()
     label_temperatures(logits, targets, None, 1e-4, 1e4)
     assert (logits == before[0]).all() and (targets == before[1]).all()
+
+
+# -- TemperatureScaling(multilabel=True) ------------------------------------------------------
+def test_multilabel_temperature_scaling_fits_one_temperature_per_label():
+    logits, targets, _ = problem(n=800)
+    model = ct.TemperatureScaling(multilabel=True).fit(logits, targets)
+    expected = [oracle_temperature(logits[:, k], targets[:, k], np.ones(800)) for k in range(5)]
+    assert_allclose(model.temperature_, expected, rtol=1e-12)
+    assert model.n_classes_ == 5
+    assert_allclose(model.predict_proba(logits), expit(logits / model.temperature_), rtol=1e-15)
+    assert_array_equal(model.predict(logits), (logits / model.temperature_ >= 0).astype(np.uint8))
+    score = np.mean(
+        [
+            np.mean(log_expit(np.where(targets[:, k] == 1, 1, -1) * logits[:, k] / t))
+            for k, t in enumerate(model.temperature_)
+        ]
+    )
+    assert_allclose(model.score(logits, targets), score, rtol=1e-12)
+
+
+def test_multilabel_round_trip_is_exact(tmp_path):
+    logits, targets, _ = problem()
+    model = ct.TemperatureScaling(multilabel=True).fit(logits, targets)
+    model.save(tmp_path / "model.json")
+    loaded = ct.load_recalibrator(tmp_path / "model.json")
+    assert isinstance(loaded.temperature_, np.ndarray)
+    assert_array_equal(loaded.temperature_, model.temperature_)
+    assert_array_equal(loaded.predict_proba(logits), model.predict_proba(logits))
+
+
+@pytest.mark.parametrize(
+    ("stored", "message"),
+    [
+        ({"dtype": "<f8", "shape": [2], "data": [1.0, 2.0]}, r"shape \(5,\)"),
+        ({"dtype": "<i8", "shape": [5], "data": [1, 1, 1, 1, 1]}, "float array"),
+        ({"dtype": "<f8", "shape": [5], "data": [1.0, 2.0, 0.0, 1.0, 1.0]}, "temperature_"),
+    ],
+)
+def test_load_refuses_bad_per_label_temperatures(stored, message, tmp_path):
+    logits, targets, _ = problem()
+    description = ct.TemperatureScaling(multilabel=True).fit(logits, targets).to_dict()
+    description["fitted"]["temperature_"] = stored
+    (tmp_path / "model.json").write_text(json.dumps(description))
+    with pytest.raises(ValueError, match=message):
+        ct.load_recalibrator(tmp_path / "model.json")
+
+
+def test_a_label_matrix_is_read_as_multilabel_only_when_asked():
+    logits, targets, _ = problem()
+    one_hot = np.eye(5, dtype=int)[np.argmax(logits, axis=1)]
+    with pytest.raises(ValueError, match="1-D array of class indices"):
+        ct.TemperatureScaling().fit(logits, one_hot)
+    with pytest.raises(ValueError, match="one label"):
+        ct.TemperatureScaling(multilabel=True).fit(logits[:, :1], targets[:, :1])
+    with pytest.raises(ValueError, match="`source`"):
+        ct.TemperatureScaling(multilabel=True).fit_blocks([(logits, targets)])

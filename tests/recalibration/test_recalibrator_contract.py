@@ -101,7 +101,11 @@ def assert_probabilities(probs, X):
 # Another valid value of every parameter, for the check that set_params after fit leaves
 # the predictions alone (each value would change a fit).
 ALTERNATIVES = {
-    ct.TemperatureScaling: {"temperature_bounds": (0.5, 2.0), "classes": ["a", "b", "c", "d"]},
+    ct.TemperatureScaling: {
+        "temperature_bounds": (0.5, 2.0),
+        "multilabel": True,
+        "classes": ["a", "b", "c", "d"],
+    },
     ct.EnsembleTemperatureScaling: {
         "temperature_bounds": (0.5, 2.0),
         "classes": ["a", "b", "c", "d"],
@@ -562,7 +566,8 @@ RANGE_CASES = [
     (
         ct.TemperatureScaling,
         set_first("temperature_", -1.0),
-        "`temperature_` must be a finite number in [1e-100, 1e+100]; got -1.0.",
+        "`temperature_` must be a finite number in [1e-100, 1e+100], or an array of such "
+        "numbers (one per label); got -1.0.",
     ),
     (
         ct.EnsembleTemperatureScaling,
