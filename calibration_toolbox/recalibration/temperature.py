@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -591,6 +591,10 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
     >>> np.allclose(probs, scaler.predict_proba(logits))
     True
     """
+
+    # A float, or (multilabel=True) a float64 array of one T per label: typed Any so that
+    # code reading the usual float keeps its type.
+    temperature_: Any
 
     _parameters: ClassVar[dict[str, Checker]] = {
         "temperature_bounds": TEMPERATURE_BOUNDS,
