@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-from _timing import alternated_times
+from _timing import print_ratios
 
 from calibration_toolbox import (
     AUGRC,
@@ -50,12 +50,8 @@ def _cases(prob_or_scores, labels, weights=None):
 
 
 def _report(title, floor, cases, repeat):
-    print(f"{title}: best of {repeat} rounds, each measure beside its floor")
-    for name, function in cases.items():
-        seconds, floor_seconds = map(min, alternated_times(function, floor, repeat))
-        ratio = seconds / floor_seconds
-        times = f"{seconds * 1e3:8.1f} ms  floor {floor_seconds * 1e3:6.1f}"
-        print(f"  {name:<36} {times}  ratio {ratio:5.2f}")
+    print(f"{title}: each measure beside its floor")
+    print_ratios(cases, floor, "the floor", repeat, width=36)
 
 
 def main():
