@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -569,7 +570,9 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         Number of classes seen in ``fit``.
     n_passes_ : int
         Passes over all the calibration logits that the fit took (those of the warm start,
-        over at most a sixteenth of the rows, are not counted).
+        over at most a sixteenth of the rows, are not counted).  With ``multilabel=True``:
+        the two at the bounds and SciPy's Halley steps, each over all the labels, and each
+        evaluation of a label left to brentq (a pass over that label's column).
 
     References
     ----------
@@ -646,7 +649,7 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
                 "and no class names.",
                 argument="classes" if self.classes is not None else "X",
             )
-        checked = iv.check_multilabel(X, y, logits=True)
+        checked = iv.check_multilabel(X, y, logits=True, names=("X", "y"))
         if checked.targets.shape[1] < 2:
             raise InputError(
                 "{X:has} one label: with multilabel=True give two labels or more (one "
@@ -654,11 +657,12 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
                 argument="X",
             )
         weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
-        temperatures = label_temperatures(checked.log_odds, checked.targets, weights, low, high)
+        objective = _LabelNLL(checked.log_odds, checked.targets, weights)
+        temperatures = 1 / _label_betas(objective, 1 / high, 1 / low)
         self._class_names = None
         self.temperature_ = temperatures
         self.n_classes_ = len(temperatures)
-        self.n_passes_ = 0
+        self.n_passes_ = objective.passes
         return self
 
     @property
@@ -681,10 +685,10 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         """Mean log-likelihood; (multi-label) the mean over the labels of each label's."""
         if not self._per_label:
             return super().score(X, y, sample_weight)
-        checked = iv.check_multilabel(self(X), y, logits=True)
+        checked = iv.check_multilabel(self(X), y, logits=True, names=("X", "y"))
         weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
         ones = np.ones(checked.targets.shape[1])
-        loss = _label_sums(ones, checked.log_odds, checked.targets, weights)[0]
+        loss = _LabelNLL(checked.log_odds, checked.targets, weights).sums(ones, loss=True)[0]
         return -float(loss.mean())
 
     def fit_blocks(self, source: object) -> TemperatureScaling:
@@ -737,25 +741,153 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         return logits / logits.dtype.type(self.temperature_)
 
 
-def _label_sums(beta: NDArray, log_odds: NDArray, targets: NDArray, weights: NDArray | None):
-    r"""Per-label loss, gradient and curvature of ``sigmoid(beta_k z_ik)`` against ``y_ik``.
+class _LabelNLL:
+    r"""Per label, the weighted mean binary NLL of ``sigmoid(beta_k z_ik)`` and its derivatives.
 
-    The loss of label ``k`` is the weighted mean over rows of
-    ``softplus(beta_k z) - y beta_k z`` (the binary NLL), convex in ``beta_k``; its
-    derivatives are the means of ``(sigmoid(beta_k z) - y) z`` and
-    ``sigmoid (1 - sigmoid) z^2``.  Weighted means over the rows (axis 0), one per label.
+    The loss of label ``k`` is the weighted mean over the rows of ``softplus(beta_k z) - y
+    beta_k z``, convex in ``beta_k``; its derivatives in ``beta_k`` are the means of
+    ``(s - y) z``, ``s (1 - s) z^2`` and ``s (1 - s) (1 - 2 s) z^3`` with ``s =
+    sigmoid(beta_k z)``.  Each pass goes through the (N, K) logits in float64 row blocks
+    (three block-sized buffers, whatever N), as :class:`_TemperatureNLL` does, and counts
+    itself in ``passes``; :meth:`derivatives` keeps the last pass (SciPy's Newton asks for
+    the value, the derivative and the second derivative at one point, one call each).
     """
-    scaled = log_odds * beta
-    prob = _scipy.special.expit(scaled)
-    loss_terms = np.logaddexp(0.0, scaled) - targets * scaled
-    slope_terms = (prob - targets) * log_odds
-    curvature_terms = prob * (1 - prob) * log_odds**2
-    if weights is None:
-        means = [terms.mean(axis=0) for terms in (loss_terms, slope_terms, curvature_terms)]
-    else:
-        total = weights.sum()
-        means = [weights @ terms / total for terms in (loss_terms, slope_terms, curvature_terms)]
-    return means
+
+    def __init__(self, log_odds: NDArray, targets: NDArray, weights: NDArray | None):
+        self.log_odds = log_odds
+        self.targets = targets
+        self.weights = weights
+        n_samples, n_labels = log_odds.shape
+        self.total_weight = float(n_samples if weights is None else weights.sum())
+        self.passes = 0
+        self._buffers = np.empty((3, min(n_samples, block_rows(n_labels)), n_labels))
+        self._last: tuple[bytes, NDArray] | None = None
+
+    def _sum(self, values: NDArray, rows: slice) -> NDArray:
+        if self.weights is None:
+            return np.add.reduce(values, axis=0)
+        return self.weights[rows] @ values
+
+    def sums(self, beta: NDArray, *, loss: bool = False) -> NDArray:
+        """Shape (4, K): the means of the loss (0 unless ``loss``), slope, curvature, skew."""
+        self.passes += 1
+        means = np.zeros((4, self.log_odds.shape[1]))
+        for rows in row_blocks(*self.log_odds.shape):
+            z, s, t = (buffer[: rows.stop - rows.start] for buffer in self._buffers)
+            z[...] = self.log_odds[rows]
+            y = self.targets[rows]
+            np.multiply(z, beta, out=s)
+            if loss:
+                np.multiply(s, y, out=t)
+                np.logaddexp(0.0, s, out=s)
+                s -= t
+                means[0] += self._sum(s, rows)
+                np.multiply(z, beta, out=s)
+            p = _scipy.special.expit(s, out=s)
+            np.subtract(p, y, out=t)
+            t *= z
+            means[1] += self._sum(t, rows)
+            np.subtract(1.0, p, out=t)
+            t *= p
+            t *= z
+            t *= z
+            means[2] += self._sum(t, rows)
+            p *= -2.0
+            p += 1.0
+            p *= z
+            p *= t
+            means[3] += self._sum(p, rows)
+        return means / self.total_weight
+
+    def derivatives(self, beta: NDArray) -> NDArray:
+        """:meth:`sums` without the loss; the last pass reused at the same ``beta``."""
+        key = beta.tobytes()
+        if self._last is None or self._last[0] != key:
+            self._last = (key, self.sums(beta))
+        return self._last[1]
+
+
+# SciPy's Newton (Halley) steps on log(beta_k) stop once every step is below this: the
+# error left after the last step is of the order of its cube, far below rounding.
+_LOG_BETA_TOLERANCE = 1e-9
+
+
+def _halley_roots(objective: _LabelNLL, beta: NDArray, inside: NDArray) -> NDArray:
+    """The roots in ``t = log(beta_k)`` of the labels ``inside``: SciPy's vectorised Halley.
+
+    ``h(t) = f'(e^t)`` has the root of ``f'`` (in ``t`` the tolerance is relative in
+    ``beta``), ``h'(t) = beta f''(beta)`` and ``h''(t) = beta f''(beta) + beta^2
+    f'''(beta)``.  The other labels hold still at ``beta`` (``h = 0``).  Returns ``t``,
+    NaN where a label did not converge.
+    """
+
+    def at(t: NDArray) -> tuple[NDArray, NDArray]:
+        trial = np.where(inside, np.exp(t), beta)
+        return trial, objective.derivatives(trial)
+
+    def value(t: NDArray) -> NDArray:
+        return np.where(inside, at(t)[1][1], 0.0)
+
+    def slope(t: NDArray) -> NDArray:
+        trial, d = at(t)
+        return np.where(inside, trial * d[2], 1.0)
+
+    def curvature(t: NDArray) -> NDArray:
+        trial, d = at(t)
+        return np.where(inside, trial * d[2] + trial**2 * d[3], 0.0)
+
+    start = np.where(inside, 0.0, np.log(beta))
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # a label that fails is redone
+        try:
+            result = _scipy.optimize.newton(
+                value,
+                start,
+                fprime=slope,
+                fprime2=curvature,
+                tol=_LOG_BETA_TOLERANCE,
+                maxiter=_MAX_PASSES,
+                full_output=True,
+            )
+        except RuntimeError:  # no label converged
+            return np.full(len(beta), np.nan)
+    return np.where(result.converged, result.root, np.nan)
+
+
+def _column_root(objective: _LabelNLL, label: int, lower: float, upper: float) -> float:
+    """One label's root of ``f'``, bracketed by ``[lower, upper]`` (SciPy's brentq)."""
+    column = _LabelNLL(
+        objective.log_odds[:, [label]], objective.targets[:, [label]], objective.weights
+    )
+    root = _scipy.optimize.brentq(
+        lambda b: column.sums(np.array([b]))[1, 0],
+        lower,
+        upper,
+        xtol=1e-300,
+        rtol=4 * np.finfo(float).eps,
+    )
+    objective.passes += column.passes
+    return root
+
+
+def _label_betas(objective: _LabelNLL, lower: float, upper: float) -> NDArray:
+    """The optimal ``beta_k`` in ``[lower, upper]`` of each label (:func:`label_temperatures`)."""
+    n_labels = objective.log_odds.shape[1]
+    at_lower = objective.sums(np.full(n_labels, lower))[1]
+    at_upper = objective.sums(np.full(n_labels, upper))[1]
+    flat = (at_lower >= 0) & (at_upper <= 0)  # f' = 0 throughout: every beta fits
+    inside = (at_lower < 0) & (at_upper > 0)
+    beta = np.where(flat, 1.0, np.where(at_lower >= 0, lower, upper))
+    if not inside.any():
+        return beta
+    roots = np.full(n_labels, np.nan)
+    if n_labels > 1:  # SciPy's Newton is vectorised for more than one value only
+        roots = _halley_roots(objective, beta, inside)
+    settled = inside & (roots >= math.log(lower) - 1e-12) & (roots <= math.log(upper) + 1e-12)
+    beta[settled] = np.clip(np.exp(roots[settled]), lower, upper)
+    for label in np.flatnonzero(inside & ~settled):  # left by Halley: bracketed, one column
+        beta[label] = _column_root(objective, label, lower, upper)
+    return beta
 
 
 def label_temperatures(
@@ -769,13 +901,16 @@ def label_temperatures(
     .. math:: f_k(\beta) = \frac{\sum_i w_i [\log(1 + e^{\beta z_{ik}})
               - y_{ik} \beta z_{ik}]}{\sum_i w_i},
 
-    convex in ``beta`` (temperature scaling of Guo et al. 2017, per label).  The objective
-    separates over the labels, so one Newton iteration updates every ``beta_k`` at once
-    (one pass over the (N, K) array per iteration), each step halved while it raises that
-    label's loss (convexity makes the halving terminate) and ``beta_k`` kept in
-    ``[1 / high, 1 / low]``.  A label stops once its Newton step is below ``1e-8`` of
-    ``beta_k`` (that step taken, the error is about its square), or once it sits at a
-    bound with the gradient pointing out (its optimum lies beyond; the bound is kept).
+    convex in ``beta`` (temperature scaling of Guo et al. 2017, per label), so ``f_k'`` is
+    non-decreasing and its signs at the bounds ``[1 / high, 1 / low]`` say where the
+    optimum lies, as a bracketing method would: ``f_k' >= 0`` at ``1 / high``, at or below
+    it (``T_k = high``); ``f_k' <= 0`` at ``1 / low``, at or beyond it (``T_k = low``: a
+    label the logits separate); both (``f_k' = 0`` throughout, a column of zero logits),
+    ``T_k = 1``.  The labels in between have their roots of ``f_k'`` found together by
+    :func:`scipy.optimize.newton` (Halley's method, vectorised over the labels) on ``log
+    beta_k``, each step one pass over the (N, K) logits in float64 row blocks; a label it
+    does not settle inside its bracket is solved by :func:`scipy.optimize.brentq` on its
+    own column.
 
     Parameters
     ----------
@@ -809,28 +944,4 @@ def label_temperatures(
     >>> np.round(T, 1)
     array([1., 3.])
     """
-    log_odds = np.asarray(log_odds, dtype=np.float64)
-    targets = np.asarray(targets, dtype=np.float64)
-    lower, upper = 1 / high, 1 / low
-    beta = np.ones(log_odds.shape[1])
-    loss, slope, curvature = _label_sums(beta, log_odds, targets, weights)
-    for _ in range(_MAX_PASSES):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = np.where(curvature > 0, -slope / curvature, -np.sign(slope) * beta)
-        at_bound = ((beta <= lower) & (step < 0)) | ((beta >= upper) & (step > 0))
-        active = ~at_bound & (np.abs(step) > 1e-8 * beta) & (slope != 0)
-        if not active.any():
-            # The last Newton step (relative error about its square, 1e-16) costs no pass.
-            return 1 / np.clip(beta + np.where(at_bound, 0.0, step), lower, upper)
-        step = np.where(active, step, 0.0)
-        for _ in range(60):  # step halving, per label
-            trial = np.clip(beta + step, lower, upper)
-            trial_loss, trial_slope, trial_curvature = _label_sums(
-                trial, log_odds, targets, weights
-            )
-            worse = trial_loss > loss + 1e-15 * np.abs(loss)
-            if not worse.any():
-                break
-            step = np.where(worse, step / 2, step)
-        beta, loss, slope, curvature = trial, trial_loss, trial_slope, trial_curvature
-    raise RuntimeError(f"per-label temperature scaling did not converge in {_MAX_PASSES} passes.")
+    return 1 / _label_betas(_LabelNLL(log_odds, targets, weights), 1 / high, 1 / low)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -123,3 +124,90 @@ def test_a_label_matrix_is_read_as_multilabel_only_when_asked():
         ct.TemperatureScaling(multilabel=True).fit(logits[:, :1], targets[:, :1])
     with pytest.raises(ValueError, match="`source`"):
         ct.TemperatureScaling(multilabel=True).fit_blocks([(logits, targets)])
+
+
+# -- the bracket, SciPy's Halley and the brentq fallback ----------------------------------------
+def test_labels_beyond_the_bounds_stay_at_them_and_a_flat_label_keeps_one():
+    logits, targets, _ = problem(k=4)
+    rng = np.random.default_rng(3)
+    logits[:, 1] = rng.normal(size=len(logits))  # no information: optimum beta ~ 0
+    targets[:, 1] = rng.random(len(logits)) < 0.5
+    logits[:, 2] = 0.0  # f' = 0 at every beta
+    fitted = label_temperatures(logits, targets, None, 1e-2, 10.0)
+    assert fitted[1] == 10.0 and fitted[2] == 1.0
+    beta = 1 / 10.0
+    slope = ((expit(beta * logits[:, 1]) - targets[:, 1]) * logits[:, 1]).mean()
+    assert slope > 0  # the loss rises from the bound inwards: the bound is the optimum
+    w = np.ones(len(logits))
+    expected = [oracle_temperature(logits[:, k], targets[:, k], w) for k in (0, 3)]
+    assert_allclose(fitted[[0, 3]], expected, rtol=1e-12)
+
+
+def test_labels_halley_does_not_settle_are_solved_by_brentq(monkeypatch):
+    from calibration_toolbox.recalibration import temperature
+
+    logits, targets, _ = problem(n=800)
+    monkeypatch.setattr(temperature, "_halley_roots", lambda o, b, inside: np.full(len(b), np.nan))
+    fitted = label_temperatures(logits, targets, None, 1e-4, 1e4)
+    w = np.ones(800)
+    expected = [oracle_temperature(logits[:, k], targets[:, k], w) for k in range(5)]
+    assert_allclose(fitted, expected, rtol=1e-12)
+
+
+def test_one_label_is_solved_by_brentq():
+    logits, targets, _ = problem(n=800, k=2)
+    fitted = label_temperatures(logits[:, :1], targets[:, :1], None, 1e-4, 1e4)
+    expected = oracle_temperature(logits[:, 0], targets[:, 0], np.ones(800))
+    assert_allclose(fitted, [expected], rtol=1e-12)
+
+
+def test_n_passes_counts_every_pass(monkeypatch):
+    from calibration_toolbox.recalibration import temperature
+
+    calls = []
+    sums = temperature._LabelNLL.sums
+
+    def counted(self, beta, **options):
+        calls.append(len(beta))
+        return sums(self, beta, **options)
+
+    monkeypatch.setattr(temperature._LabelNLL, "sums", counted)
+    logits, targets, _ = problem()
+    model = ct.TemperatureScaling(multilabel=True).fit(logits, targets)
+    assert model.n_passes_ == len(calls) > 2  # two at the bounds, then Halley's steps
+
+
+def test_float32_logits_in_row_blocks_use_little_memory():
+    logits, targets, _ = problem(n=200_000, k=5)
+    logits = logits.astype(np.float32)
+    tracemalloc.start()
+    try:
+        ct.TemperatureScaling(multilabel=True).fit(logits, targets)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # the validation's sigmoids (float32) and uint8 targets, then the fit's three float64
+    # row blocks of 2**17 values (3 MiB, whatever N): no (N, K) float64 temporary
+    assert peak < logits.nbytes + targets.nbytes + 3.5 * 2**20
+
+
+@pytest.mark.parametrize(
+    ("X", "y", "argument"),
+    [
+        (np.zeros((4, 2)), np.zeros(4), "y"),
+        (np.zeros((4, 2)), np.full((4, 2), 2), "y"),
+        (np.zeros((4, 2)), np.zeros((3, 2)), "y"),
+        (np.zeros(4), np.zeros((4, 1)), "X"),
+    ],
+)
+def test_errors_name_the_arguments_of_fit_and_score(X, y, argument):
+    with pytest.raises(ValueError, match=f"`{argument}`") as caught:
+        ct.TemperatureScaling(multilabel=True).fit(X, y)
+    assert caught.value.argument == argument
+    assert "`prob`" not in str(caught.value) and "`labels`" not in str(caught.value)
+    logits, targets, _ = problem(k=2)
+    model = ct.TemperatureScaling(multilabel=True).fit(logits, targets)
+    if argument == "y":
+        with pytest.raises(ValueError, match="`y`") as caught:
+            model.score(X, y)
+        assert "`prob`" not in str(caught.value) and "`labels`" not in str(caught.value)
