@@ -63,6 +63,7 @@ __all__ = [
     "check_fit_magnitude",
     "check_flag",
     "check_fraction",
+    "check_label_scores",
     "check_labels",
     "check_logits",
     "check_logits_flag",
@@ -899,6 +900,27 @@ def check_multilabel(
     _check_range(array, names[0])
     _refuse_one_hot_softmax(array, targets, names)
     return MultiLabel(array, targets, None)
+
+
+def check_label_scores(X: ArrayLike, n_labels: int, name: str = "X", *, logits: bool) -> NDArray:
+    """The input of a fitted multi-label map: (N, ``n_labels``) finite scores, one per label.
+
+    Logits, or (``logits=False``) probabilities in [0, 1]; never a 1-D array read as a
+    binary logit (a recalibrator fitted on ``n_labels`` labels takes as many columns).
+    """
+    array, _ = _finite_logits(X, name)
+    if array.ndim != 2 or array.shape[1] != n_labels:
+        raise InputError(
+            "{argument} must be an (N, {n_labels}) array of one {kind} per label, the labels "
+            "of the fit; got shape {shape}.",
+            argument=name,
+            n_labels=n_labels,
+            kind="logit" if logits else "probability",
+            shape=array.shape,
+        )
+    if not logits:
+        _check_range(array, name)
+    return array
 
 
 def _argument_words(names: tuple[str, str]) -> dict[str, Name]:

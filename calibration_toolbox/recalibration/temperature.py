@@ -734,10 +734,11 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         return self
 
     def _calibrated_logits(self, X: ArrayLike) -> NDArray:
+        if self._per_label:
+            logits = iv.check_label_scores(X, self.n_classes_, logits=True)
+            return logits / self.temperature_.astype(logits.dtype)
         logits = iv.check_logits(X, "X")
         self._check_n_classes(logits.shape[1])
-        if self._per_label:
-            return logits / self.temperature_.astype(logits.dtype)
         return logits / logits.dtype.type(self.temperature_)
 
 

@@ -140,6 +140,7 @@ ALTERNATIVES = {
     ct.PlattScaling: {
         "input": "probabilities",
         "smoothed_targets": False,
+        "multilabel": True,
         "classes": ["a", "b", "c", "d"],
     },
     ct.BetaCalibration: {"parameters": "am", "classes": ["a", "b", "c", "d"]},
@@ -583,7 +584,8 @@ RANGE_CASES = [
     (
         ct.PlattScaling,
         set_first("input_", "scores"),
-        "`input_` must be 'logits' or 'probabilities'; got 'scores'.",
+        "`input_` must be 'logits' or 'probabilities' or 'logits per label' or "
+        "'probabilities per label'; got 'scores'.",
     ),
     (
         ct.BetaCalibration,
