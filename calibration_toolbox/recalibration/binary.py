@@ -646,6 +646,29 @@ class _OneVsRestLogistic(Recalibrator):
         return log_in_place(normalised_probs(np.exp(positive_log_probs)))
 
 
+def _warn_labels(single: list[int], unbounded: list[int]) -> None:
+    """The warnings of a multi-label Platt fit: labels of one value, labels separated."""
+    if single:
+        warn(
+            Text(
+                "label(s) {which} of {y} hold a single value (always 0 or always 1), so the "
+                "PlattScaling fit pushes their calibrated probability towards it as far as "
+                "the map allows. Calibrate on a set where every label occurs and is absent.",
+                fields={"which": _short_list(single)},
+            )
+        )
+    if unbounded:
+        warn(
+            Text(
+                "the calibration scores separate label(s) {which} perfectly, so their "
+                "maximum-likelihood Platt map lies at infinity; the fit was stopped at a "
+                "bound (a near-step map). More calibration data or smoothed targets give a "
+                "finite fit.",
+                fields={"which": _short_list(unbounded)},
+            )
+        )
+
+
 def _short_list(items: list[int]) -> str:
     return str(items) if len(items) <= 10 else f"{items[:10]} and {len(items) - 10} more"
 
@@ -807,10 +830,17 @@ class PlattScaling(_OneVsRestLogistic):
             kept = weights > 0  # rows of weight 0 are absent
             scores, present, weights = scores[kept], present[kept], weights[kept]
         coef, intercept = np.empty((n_labels, 1)), np.empty(n_labels)
+        single, unbounded = [], []
         for label in range(n_labels):  # K binary fits, each vectorised over the rows
-            coef[label], intercept[label], _ = self._fit_model(
-                scores, label, present[:, label], weights, params
+            column = present[:, label]
+            coef[label], intercept[label], at_infinity = self._fit_model(
+                scores, label, column, weights, params
             )
+            if not (column.any() and not column.all()):
+                single.append(label)
+            elif at_infinity:
+                unbounded.append(label)
+        _warn_labels(single, unbounded)
         self._class_names = None
         self.coef_, self.intercept_ = coef, intercept
         self.n_classes_ = n_labels

@@ -658,7 +658,22 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
             )
         weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
         objective = _LabelNLL(checked.log_odds, checked.targets, weights)
-        temperatures = 1 / _label_betas(objective, 1 / high, 1 / low)
+        beta, at_bound = _label_betas(objective, 1 / high, 1 / low)
+        temperatures = 1 / beta
+        if at_bound.any():
+            warn(
+                Text(
+                    "the optimum of label(s) {which} lies at or beyond the bounds "
+                    "[{low:g}, {high:g}] of T (at T -> 0 for a label the logits separate, "
+                    "at T -> inf for one they carry no information about); T is set to the "
+                    "nearest bound there.",
+                    fields={
+                        "which": _short_labels(np.flatnonzero(at_bound).tolist()),
+                        "low": low,
+                        "high": high,
+                    },
+                )
+            )
         self._class_names = None
         self.temperature_ = temperatures
         self.n_classes_ = len(temperatures)
@@ -740,6 +755,10 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         logits = iv.check_logits(X, "X")
         self._check_n_classes(logits.shape[1])
         return logits / logits.dtype.type(self.temperature_)
+
+
+def _short_labels(items: list[int]) -> str:
+    return str(items) if len(items) <= 10 else f"{items[:10]} and {len(items) - 10} more"
 
 
 class _LabelNLL:
@@ -871,16 +890,20 @@ def _column_root(objective: _LabelNLL, label: int, lower: float, upper: float) -
     return root
 
 
-def _label_betas(objective: _LabelNLL, lower: float, upper: float) -> NDArray:
-    """The optimal ``beta_k`` in ``[lower, upper]`` of each label (:func:`label_temperatures`)."""
+def _label_betas(objective: _LabelNLL, lower: float, upper: float) -> tuple[NDArray, NDArray]:
+    """The optimal ``beta_k`` in ``[lower, upper]`` of each label (:func:`label_temperatures`).
+
+    Also the labels whose optimum lies at or beyond a bound (a boolean mask).
+    """
     n_labels = objective.log_odds.shape[1]
     at_lower = objective.sums(np.full(n_labels, lower))[1]
     at_upper = objective.sums(np.full(n_labels, upper))[1]
     flat = (at_lower >= 0) & (at_upper <= 0)  # f' = 0 throughout: every beta fits
     inside = (at_lower < 0) & (at_upper > 0)
     beta = np.where(flat, 1.0, np.where(at_lower >= 0, lower, upper))
+    at_bound = ~(flat | inside)
     if not inside.any():
-        return beta
+        return beta, at_bound
     roots = np.full(n_labels, np.nan)
     if n_labels > 1:  # SciPy's Newton is vectorised for more than one value only
         roots = _halley_roots(objective, beta, inside)
@@ -888,7 +911,7 @@ def _label_betas(objective: _LabelNLL, lower: float, upper: float) -> NDArray:
     beta[settled] = np.clip(np.exp(roots[settled]), lower, upper)
     for label in np.flatnonzero(inside & ~settled):  # left by Halley: bracketed, one column
         beta[label] = _column_root(objective, label, lower, upper)
-    return beta
+    return beta, at_bound
 
 
 def label_temperatures(
@@ -945,4 +968,4 @@ def label_temperatures(
     >>> np.round(T, 1)
     array([1., 3.])
     """
-    return 1 / _label_betas(_LabelNLL(log_odds, targets, weights), 1 / high, 1 / low)
+    return 1 / _label_betas(_LabelNLL(log_odds, targets, weights), 1 / high, 1 / low)[0]

@@ -132,3 +132,14 @@ def test_inputs_are_not_mutated():
     model.predict_proba(scores)
     assert_array_equal(scores, before[0])
     assert_array_equal(targets, before[1])
+
+
+def test_a_single_valued_or_separated_label_is_warned_about():
+    scores, targets = problem()
+    targets[:, 1] = 1
+    with pytest.warns(UserWarning, match=r"label\(s\) \[1\] of `y` hold a single value"):
+        ct.PlattScaling(multilabel=True).fit(scores, targets)
+    scores, targets = problem()
+    scores[:, 2] = np.where(targets[:, 2] == 1, 1.0, -1.0)
+    with pytest.warns(UserWarning, match=r"separate label\(s\) \[2\] perfectly"):
+        ct.PlattScaling(multilabel=True, smoothed_targets=False).fit(scores, targets)

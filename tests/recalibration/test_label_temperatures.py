@@ -211,3 +211,12 @@ def test_errors_name_the_arguments_of_fit_and_score(X, y, argument):
         with pytest.raises(ValueError, match="`y`") as caught:
             model.score(X, y)
         assert "`prob`" not in str(caught.value) and "`labels`" not in str(caught.value)
+
+
+def test_temperature_scaling_warns_about_the_labels_at_a_bound():
+    logits, targets, _ = problem(k=3)
+    logits[:, 1] = np.where(targets[:, 1] == 1, 1.0, -1.0)
+    with pytest.warns(UserWarning, match=r"label\(s\) \[1\] lies at or beyond the bounds"):
+        model = ct.TemperatureScaling(multilabel=True, temperature_bounds=(1e-2, 1e2))
+        model.fit(logits, targets)
+    assert model.temperature_[1] == 1e-2
