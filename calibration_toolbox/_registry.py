@@ -363,16 +363,22 @@ _TABLE: list[MetricSpec] = [
         command_line="MultiCal",
     ),
     # Independent labels, an (N, K) 0/1 matrix: the binary measures of each label, averaged.
-    _binned("multilabel_calibration_error", {}, multilabel=True, not_streamed=_MULTILABEL),
-    _binned(
+    _fixed_edges("multilabel_calibration_error", {}, multilabel=True, not_streamed=_MULTILABEL),
+    _fixed_edges(
         "multilabel_calibration_table",
         {},
         multilabel=True,
         not_streamed=_MULTILABEL,
         bootstrap=None,
     ),
-    MetricSpec("multilabel_brier_score", multilabel=True, not_streamed=_MULTILABEL),
-    MetricSpec("multilabel_log_loss", multilabel=True, not_streamed=_MULTILABEL, from_logits=True),
+    MetricSpec("multilabel_brier_score", multilabel=True, not_streamed=_MULTILABEL, dask=True),
+    MetricSpec(
+        "multilabel_log_loss",
+        multilabel=True,
+        not_streamed=_MULTILABEL,
+        from_logits=True,
+        dask=True,
+    ),
 ]
 
 _ROWS: dict[str, MetricSpec] = {row.name: row for row in _TABLE}

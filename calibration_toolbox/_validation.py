@@ -63,6 +63,7 @@ __all__ = [
     "check_fit_magnitude",
     "check_flag",
     "check_fraction",
+    "check_label_scores",
     "check_labels",
     "check_logits",
     "check_logits_flag",
@@ -850,7 +851,13 @@ class MultiLabel(NamedTuple):
 _MULTILABEL_NAMES = "multilabel_calibration_error, multilabel_brier_score, multilabel_log_loss"
 
 
-def check_multilabel(prob: ArrayLike, labels: ArrayLike, *, logits: object) -> MultiLabel:
+def check_multilabel(
+    prob: ArrayLike,
+    labels: ArrayLike,
+    *,
+    logits: object,
+    names: tuple[str, str] = ("prob", "labels"),
+) -> MultiLabel:
     """Validate multi-label predictions: ``prob`` (N, K) in [0, 1] (or logits), ``labels`` 0/1.
 
     ``labels`` must be an (N, K) matrix of 0/1 (bool, integers or whole floats), one column
@@ -858,69 +865,106 @@ def check_multilabel(prob: ArrayLike, labels: ArrayLike, *, logits: object) -> M
     measures), and so is the one reading that cannot be told from a multiclass call: every
     row of ``labels`` holds exactly one 1 and every row of ``prob`` (probabilities) sums to
     1, i.e. one-hot labels beside a softmax.  With ``logits=True``, ``prob`` holds one
-    logit per label and the probabilities are their sigmoids (never a softmax).
+    logit per label and the probabilities are their sigmoids (never a softmax).  ``names``
+    are the caller's names of the two arguments, those the messages give (a recalibrator's
+    ``("X", "y")``).
     """
     logits = check_flag(logits, "logits")
+    words = _argument_words(names)
     if isinstance(prob, (Scores, Predictions, Pairs, PendingPredictions)):
         raise InputTypeError(
             "{prob} must be an (N, K) array of per-label probabilities for a multi-label "
             "measure; got {value}. Scores (one score per row against a 0/1 target) is a "
             "one-label task: pass its values as a single column, np.reshape(s, (-1, 1)).",
-            argument="prob",
+            argument=names[0],
             value=type(prob).__name__,
+            **words,
         )
-    array = as_real_array(prob, "prob")
+    array = as_real_array(prob, names[0])
     if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
         raise InputError(
             "{prob} must be a non-empty 2-D array of shape (n_samples, n_labels) for a "
             "multi-label measure; got shape {shape}. One label: pass a single column, "
             "np.reshape(p, (-1, 1)).",
-            argument="prob",
+            argument=names[0],
             shape=array.shape,
+            **words,
         )
     if array.dtype not in _WORKING_TYPES:
         array = array.astype(np.float32 if array.dtype == np.float16 else np.float64)
-    targets = _multilabel_targets(labels, array.shape)
+    targets = _multilabel_targets(labels, array.shape, names)
     if logits:
         # one logit per label: warned about when every value lies in [0, 1], as 1-D logits
-        log_odds = _predicted_logits(array.reshape(-1), "prob").reshape(array.shape)
+        log_odds = _predicted_logits(array.reshape(-1), names[0]).reshape(array.shape)
         return MultiLabel(_scipy.special.expit(log_odds), targets, log_odds)
-    _check_range(array, "prob")
-    _refuse_one_hot_softmax(array, targets)
+    _check_range(array, names[0])
+    _refuse_one_hot_softmax(array, targets, names)
     return MultiLabel(array, targets, None)
 
 
-def _multilabel_targets(labels: ArrayLike, shape: tuple[int, int]) -> NDArray:
+def check_label_scores(X: ArrayLike, n_labels: int, name: str = "X", *, logits: bool) -> NDArray:
+    """The input of a fitted multi-label map: (N, ``n_labels``) finite scores, one per label.
+
+    Logits, or (``logits=False``) probabilities in [0, 1]; never a 1-D array read as a
+    binary logit (a recalibrator fitted on ``n_labels`` labels takes as many columns).
+    """
+    array, _ = _finite_logits(X, name)
+    if array.ndim != 2 or array.shape[1] != n_labels:
+        raise InputError(
+            "{argument} must be an (N, {n_labels}) array of one {kind} per label, the labels "
+            "of the fit; got shape {shape}.",
+            argument=name,
+            n_labels=n_labels,
+            kind="logit" if logits else "probability",
+            shape=array.shape,
+        )
+    if not logits:
+        _check_range(array, name)
+    return array
+
+
+def _argument_words(names: tuple[str, str]) -> dict[str, Name]:
+    """The fields that render ``{prob}`` and ``{labels}`` as the caller's ``names``."""
+    return {"prob": Name(names[0]), "labels": Name(names[1])}
+
+
+def _multilabel_targets(
+    labels: ArrayLike, shape: tuple[int, int], names: tuple[str, str]
+) -> NDArray:
     """The (N, K) 0/1 label matrix as ``uint8``; (N,) class labels refused."""
-    array = as_real_array(labels, "labels")
+    words = _argument_words(names)
+    array = as_real_array(labels, names[1])
     if array.ndim == 1 and shape[1] > 1:
         raise InputError(
             "{labels} must be an (N, K) 0/1 label matrix for a multi-label measure, one "
             "column per label of {prob}; got shape {shape}, one class per row. Class labels "
             "go to the multiclass measures (ECE, SCE, brier_score, negative_log_likelihood), "
             "whose {prob} is a softmax.",
-            argument="labels",
+            argument=names[1],
             shape=array.shape,
+            **words,
         )
     if array.shape != shape:
         raise InputError(
             "{labels} must have the shape of {prob}, {expected}; got {shape}.",
-            argument="labels",
+            argument=names[1],
             expected=shape,
             shape=array.shape,
+            **words,
         )
     if array.dtype == bool:
         return array.view(np.uint8)
     if not ((array == 0) | (array == 1)).all():
         raise InputError(
             "{labels} must hold only 0 and 1 (label absent or present); got {value!r}.",
-            argument="labels",
+            argument=names[1],
             value=array[(array != 0) & (array != 1)][0].item(),
+            **words,
         )
     return array.astype(np.uint8)
 
 
-def _refuse_one_hot_softmax(prob: NDArray, targets: NDArray) -> None:
+def _refuse_one_hot_softmax(prob: NDArray, targets: NDArray, names: tuple[str, str]) -> None:
     """Refuse one-hot label rows beside probability rows that sum to 1: a multiclass call.
 
     The count of ones decides first (``N`` ones are needed for one per row), so a real
@@ -940,8 +984,9 @@ def _refuse_one_hot_softmax(prob: NDArray, targets: NDArray) -> None:
         "ECE, SCE (the class-wise error: the multi-label macro ECE of these rows), "
         "brier_score or negative_log_likelihood; a multi-label model gives one sigmoid per "
         "label, whose rows do not sum to 1.",
-        argument="labels",
+        argument=names[1],
         n_labels=n_labels,
+        **_argument_words(names),
     )
 
 

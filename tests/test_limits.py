@@ -142,7 +142,8 @@ HOSTILE_MODELS = {
     ),
     "denormal temperature_": (
         lambda: _edited("temperature", "fitted", temperature_=5e-324),
-        r"^model\.json: `temperature_` must be a finite number in \[1e-100, 1e\+100\]; got 5e-324",
+        r"^model\.json: `temperature_` must be a finite number in \[1e-100, 1e\+100\], or an "
+        r"array of such numbers \(one per label\); got 5e-324",
     ),
     "nested 100,000 deep": (
         lambda: "[" * 100_000 + "]" * 100_000,

@@ -25,17 +25,18 @@ Imports: NumPy, SciPy, ``_registry``, ``_validation``, ``_rows``, ``binning`` an
 
 from __future__ import annotations
 
+import functools
 from typing import Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from calibration_toolbox import _registry, _scipy
+from calibration_toolbox import _arrays, _dask, _registry, _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._rows import CACHE_BLOCK_ELEMENTS, row_blocks
 from calibration_toolbox.binning import assign_bins, is_uniform
-from calibration_toolbox.metrics._table import CalibrationTable, Norm, reduce_tables
+from calibration_toolbox.metrics._table import CalibrationTable, Norm, reduce_tables, zeroed
 
 __all__ = [
     "multilabel_brier_score",
@@ -48,7 +49,10 @@ _INPUTS = """\
     prob : array-like, shape (N, K)
         Per-label probabilities P(label k = 1), rows not normalised (one sigmoid per
         label); with ``logits=True``, per-label logits (their sigmoid is taken, never a
-        softmax).  One label: a single column (N, 1).
+        softmax).  One label: a single column (N, 1).  A Dask array chunked along rows
+        (with ``labels`` and ``sample_weight`` as Dask or NumPy arrays) is reduced chunk
+        by chunk in the workers, each chunk checked as an in-memory call checks its rows,
+        and the chunks' sums added: the in-memory value to rounding.
     labels : array-like of 0/1 or bool, shape (N, K)
         The label matrix: ``labels[i, k]`` is 1 where label k applies to row i.  (N,)
         class labels are refused (a multiclass task: ECE, SCE, brier_score, ...), and so
@@ -116,6 +120,8 @@ def multilabel_calibration_table(
     array([[1., 1.],
            [0., 2.]])
     """
+    if _arrays.is_dask_array(prob):
+        return _dask_table(prob, labels, bins, logits, sample_weight)
     checked = iv.check_multilabel(prob, labels, logits=logits)
     n_samples, n_labels = checked.prob.shape
     edges = iv.check_bins(bins, n_samples=n_samples)
@@ -237,12 +243,16 @@ def multilabel_calibration_error(
     """
     p = iv.check_norm(norm)
     average = iv.choice("macro", "micro")(average, "average")
-    checked = iv.check_multilabel(prob, labels, logits=logits)
-    n_samples, n_labels = checked.prob.shape
-    edges = iv.check_bins(bins, n_samples=n_samples)
-    iv.check_table_cells(n_labels, len(edges) - 1)
-    weights = iv.check_sample_weight(sample_weight, n_samples, scale_free=True)
-    table = _table(checked, weights, edges)
+    if _arrays.is_dask_array(prob):
+        table = _dask_table(prob, labels, bins, logits, sample_weight)
+    else:
+        checked = iv.check_multilabel(prob, labels, logits=logits)
+        n_samples = len(checked.targets)
+        edges = iv.check_bins(bins, n_samples=n_samples)
+        iv.check_table_cells(checked.targets.shape[1], len(edges) - 1)
+        weights = iv.check_sample_weight(sample_weight, n_samples, scale_free=True)
+        table = _table(checked, weights, edges)
+    n_labels = table.counts.shape[0]
     if average == "macro":
         return table.calibration_error(norm)
     pooled = (part.sum(axis=0, keepdims=True) for part in _sums(table))
@@ -273,6 +283,11 @@ def _mean_over_pairs(
     prob: ArrayLike, labels: ArrayLike, logits: object, sample_weight: ArrayLike | None, losses
 ) -> float:
     """The weighted mean of ``losses(checked, rows)`` over the N x K pairs."""
+    if _arrays.is_dask_array(prob):
+        n_labels = _dask.row_chunked(prob, "prob")
+        chunk = functools.partial(_chunk_pairs, losses, logits)
+        total, weight = _dask.block_sums(prob, labels, sample_weight, chunk, n_labels)
+        return float(total / (weight * n_labels))
     checked = iv.check_multilabel(prob, labels, logits=logits)
     n_samples, n_labels = checked.prob.shape
     weights = iv.check_sample_weight(sample_weight, n_samples, scale_free=True)
@@ -390,3 +405,36 @@ def multilabel_log_loss(
             return -np.log(np.maximum(outcome, eps))
 
     return _mean_over_pairs(prob, labels, logits, sample_weight, log_losses)
+
+
+# -- Dask arrays chunked along rows: each chunk reduced in the workers, the sums added --------
+def _dask_table(prob, labels, bins, logits: object, sample_weight) -> CalibrationTable:
+    """The per-label table of Dask arrays: each chunk's table (the in-memory one), added.
+
+    The tables of the canonical row blocks are added in block order (``_dask.block_sums``);
+    the counts are those of the in-memory call exactly, the sums to rounding.  Each chunk
+    is checked as an in-memory call checks its rows (so the refusal of one-hot labels
+    beside a softmax applies to each chunk's rows).
+    """
+    n_labels = _dask.row_chunked(prob, "prob")
+    edges = iv.check_bins(bins, n_samples=int(prob.shape[0]))
+    iv.check_table_cells(n_labels, len(edges) - 1)
+    chunk = functools.partial(_chunk_table, edges, logits)
+    table, _ = _dask.block_sums(prob, labels, sample_weight, chunk, n_labels, zero=zeroed)
+    return table
+
+
+def _chunk_table(edges: NDArray, logits: object, prob, labels, weights):
+    """One chunk's per-label table and its total weight (in a worker)."""
+    checked = iv.check_multilabel(prob, labels, logits=logits)
+    weights = iv.check_sample_weight(weights, len(checked.targets))
+    total = float(len(checked.targets) if weights is None else weights.sum())
+    return _table(checked, weights, edges), total
+
+
+def _chunk_pairs(losses, logits: object, prob, labels, weights) -> tuple[float, float]:
+    """One chunk's weighted sum of the pairs' ``losses`` and its total weight (in a worker)."""
+    checked = iv.check_multilabel(prob, labels, logits=logits)
+    weights = iv.check_sample_weight(weights, len(checked.targets))
+    total = _row_totals(checked, weights, lambda rows: losses(checked, rows))
+    return total, float(len(checked.targets) if weights is None else weights.sum())

@@ -27,9 +27,9 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from calibration_toolbox import _scipy
+from calibration_toolbox import _arrays, _scipy
 from calibration_toolbox import _validation as iv
-from calibration_toolbox._errors import Text
+from calibration_toolbox._errors import InputError, Text
 from calibration_toolbox._rows import LOGISTIC_BLOCK_ROWS, row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
@@ -569,11 +569,9 @@ class _OneVsRestLogistic(Recalibrator):
             # Rows of weight 0 are absent; they must not count in separation checks.
             kept = weights > 0
             scores, labels, weights = scores[kept], labels[kept], weights[kept]
-        design = self._design(params)
-        smoothed = self._smoothed(params)
         binary = n_classes == 2
         n_models = 1 if binary else n_classes
-        n_map_features = design.transform.shape[0]
+        n_map_features = self._design(params).transform.shape[0]
         coef = np.empty((n_models, n_map_features))
         intercept = np.empty(n_models)
         absent, unbounded = [], []
@@ -582,16 +580,11 @@ class _OneVsRestLogistic(Recalibrator):
             both_labels = bool(positive.any() and not positive.all())
             if not both_labels and (binary or not positive.any()):
                 absent.append((0 if positive.any() else 1) if binary else model)
-            targets = self._targets(positive, weights, smoothed)
-            fit = _fit_logistic(
-                self._model_rows(scores, model, design, positive, targets, weights),
-                fit_intercept=design.fit_intercept,
-                nonnegative=design.nonnegative,
+            coef[model], intercept[model], at_infinity = self._fit_model(
+                scores, model, positive, weights, params
             )
-            coef[model] = design.transform @ fit.coef
-            intercept[model] = fit.intercept + design.offset @ fit.coef
             # A single-label model is at infinity by nature and reported as an absent class.
-            if fit.at_infinity and both_labels:
+            if at_infinity and both_labels:
                 unbounded.append(1 if binary else model)
         self._warn(absent, unbounded, binary)
         self.coef_ = coef
@@ -599,6 +592,23 @@ class _OneVsRestLogistic(Recalibrator):
         self.n_classes_ = int(n_classes)
         self.input_ = kind
         return self
+
+    def _fit_model(
+        self, scores: NDArray, model: int, positive: NDArray, weights, params: dict[str, Any]
+    ) -> tuple[NDArray, float, bool]:
+        """Model ``model``'s map coefficients, intercept and whether its fit is at infinity."""
+        design = self._design(params)
+        targets = self._targets(positive, weights, self._smoothed(params))
+        fit = _fit_logistic(
+            self._model_rows(scores, model, design, positive, targets, weights),
+            fit_intercept=design.fit_intercept,
+            nonnegative=design.nonnegative,
+        )
+        return (
+            design.transform @ fit.coef,
+            fit.intercept + design.offset @ fit.coef,
+            fit.at_infinity,
+        )
 
     def _warn(self, absent: list[int], unbounded: list[int], binary: bool) -> None:
         name = type(self).__name__
@@ -645,6 +655,29 @@ class _OneVsRestLogistic(Recalibrator):
         return log_in_place(normalised_probs(np.exp(positive_log_probs)))
 
 
+def _warn_labels(single: list[int], unbounded: list[int]) -> None:
+    """The warnings of a multi-label Platt fit: labels of one value, labels separated."""
+    if single:
+        warn(
+            Text(
+                "label(s) {which} of {y} hold a single value (always 0 or always 1), so the "
+                "PlattScaling fit pushes their calibrated probability towards it as far as "
+                "the map allows. Calibrate on a set where every label occurs and is absent.",
+                fields={"which": _short_list(single)},
+            )
+        )
+    if unbounded:
+        warn(
+            Text(
+                "the calibration scores separate label(s) {which} perfectly, so their "
+                "maximum-likelihood Platt map lies at infinity; the fit was stopped at a "
+                "bound (a near-step map). More calibration data or smoothed targets give a "
+                "finite fit.",
+                fields={"which": _short_list(unbounded)},
+            )
+        )
+
+
 def _short_list(items: list[int]) -> str:
     return str(items) if len(items) <= 10 else f"{items[:10]} and {len(items) - 10} more"
 
@@ -658,6 +691,10 @@ def _platt_terms(name: str, state: dict[str, Any]) -> Text | None:
         argument=name,
         fields={"n": state[name].shape[1]},
     )
+
+
+#: ``input_`` of a multi-label Platt fit: one logit, or one probability, per label.
+_PER_LABEL_INPUTS = ("logits per label", "probabilities per label")
 
 
 class PlattScaling(_OneVsRestLogistic):
@@ -717,6 +754,15 @@ class PlattScaling(_OneVsRestLogistic):
         Use Platt's smoothed targets instead of the 0/1 labels.
     quadratic : bool, default False
         Add the term ``a_2 s^2`` to the logit (see above).
+    multilabel : bool, default False
+        Multi-label task: ``X`` holds one score per label (N, K), ``y`` an (N, K) 0/1 label
+        matrix (a 2-D ``y`` is read so only when this is True), and label ``k`` has its own
+        ``(a_k, b_k)``, fitted on its own column against its own 0/1 column (``K``
+        independent binary fits, each vectorised over the rows; no renormalisation).
+        ``predict_proba`` gives the independent sigmoids, ``predict`` the 0/1 matrix ``p >=
+        1/2``, ``score`` the mean over the labels of the mean binary log-likelihood;
+        ``input_`` is then ``'logits per label'`` or ``'probabilities per label'``.  Probability
+        rows that sum to 1 beside one-hot label rows are refused (a multiclass call).
 
     classes : sequence of str (or of numbers), optional
         Names of the classes, in the column order of ``X``: ``y`` is then given as names
@@ -733,7 +779,7 @@ class PlattScaling(_OneVsRestLogistic):
         Intercept ``b`` of each model.
     n_classes_ : int
         Number of classes seen in ``fit``.
-    input_ : {'logits', 'probabilities'}
+    input_ : {'logits', 'probabilities', 'logits per label', 'probabilities per label'}
         What ``X`` held in ``fit``, and so must hold in prediction.
 
     References
@@ -773,6 +819,7 @@ class PlattScaling(_OneVsRestLogistic):
         "input": iv.choice("logits", "probabilities"),
         "smoothed_targets": iv.check_flag,
         "quadratic": iv.check_flag,
+        "multilabel": iv.check_flag,
     }
     _fitted_schema: ClassVar[dict[str, Field]] = {
         "coef_": array_field(
@@ -780,7 +827,7 @@ class PlattScaling(_OneVsRestLogistic):
         ),
         "intercept_": array_field(("M",), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),
         "n_classes_": N_CLASSES_FIELD,
-        "input_": choice_field("logits", "probabilities"),
+        "input_": choice_field("logits", "probabilities", *_PER_LABEL_INPUTS),
     }
 
     def __init__(
@@ -789,12 +836,100 @@ class PlattScaling(_OneVsRestLogistic):
         smoothed_targets: bool = True,
         *,
         quadratic: bool = False,
+        multilabel: bool = False,
         classes: ArrayLike | None = None,
     ):
         self.input = input
         self.smoothed_targets = smoothed_targets
         self.quadratic = quadratic
+        self.multilabel = multilabel
         self.classes = classes
+
+    @classmethod
+    def _fitted_dimensions(cls, state: dict[str, Any]) -> dict[str, int]:
+        if state.get("input_") in _PER_LABEL_INPUTS:
+            return {"M": state["n_classes_"]}  # one model per label
+        return super()._fitted_dimensions(state)
+
+    @property
+    def _per_label(self) -> bool:
+        return getattr(self, "input_", None) in _PER_LABEL_INPUTS
+
+    def _fit_labels_matrix(self, X, y, sample_weight, params: dict[str, Any]) -> PlattScaling:
+        """``multilabel=True``: one ``(a, b)`` per label, on the label's own 0/1 column."""
+        if _arrays.is_dask_array(X) or self.classes is not None:
+            raise InputError(
+                "{argument} is not supported with multilabel=True yet: pass NumPy arrays "
+                "and no class names.",
+                argument="classes" if self.classes is not None else "X",
+            )
+        logits = params["input"] == "logits"
+        checked = iv.check_multilabel(X, y, logits=logits, names=("X", "y"))
+        n_samples, n_labels = checked.targets.shape
+        if n_labels < 2:
+            raise InputError(
+                "{X:has} one label: with multilabel=True give two labels or more (one "
+                "label is a binary task: PlattScaling on its column, np.ravel(X)).",
+                argument="X",
+            )
+        scores = checked.log_odds if logits else checked.prob
+        weights = iv.check_sample_weight(
+            sample_weight, n_samples, scale_free=not params["smoothed_targets"]
+        )
+        present = checked.targets.astype(bool)
+        if weights is not None and not weights.all():
+            kept = weights > 0  # rows of weight 0 are absent
+            scores, present, weights = scores[kept], present[kept], weights[kept]
+        n_features = self._design(params).transform.shape[0]  # a s, and a_2 s^2 if quadratic
+        coef, intercept = np.empty((n_labels, n_features)), np.empty(n_labels)
+        single, unbounded = [], []
+        for label in range(n_labels):  # K binary fits, each vectorised over the rows
+            column = present[:, label]
+            coef[label], intercept[label], at_infinity = self._fit_model(
+                scores, label, column, weights, params
+            )
+            if not (column.any() and not column.all()):
+                single.append(label)
+            elif at_infinity:
+                unbounded.append(label)
+        _warn_labels(single, unbounded)
+        self._class_names = None
+        self.coef_, self.intercept_ = coef, intercept
+        self.n_classes_ = n_labels
+        self.input_ = _PER_LABEL_INPUTS[1 - logits]
+        return self
+
+    def _calibrated_logits(self, X: ArrayLike) -> NDArray:
+        """Calibrated logits; (multi-label) each label's ``a_k s_k (+ a2_k s_k^2) + b_k``."""
+        if not self._per_label:
+            return super()._calibrated_logits(X)
+        logits = self.input_ == _PER_LABEL_INPUTS[0]
+        scores = iv.check_label_scores(X, self.n_classes_, logits=logits)
+        terms = self._map_columns(scores, self.coef_.shape[1])
+        return sum(term * self.coef_[:, j] for j, term in enumerate(terms)) + self.intercept_
+
+    def predict_proba(self, X: ArrayLike) -> NDArray:
+        """Calibrated probabilities (N, K): a softmax, or (multi-label) one sigmoid per label."""
+        if self._per_label:
+            return _scipy.special.expit(self(X))
+        return super().predict_proba(X)
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """The class of largest probability, or (multi-label) the 0/1 matrix ``p >= 1/2``."""
+        if self._per_label:
+            return (self(X) >= 0).astype(np.uint8)
+        return super().predict(X)
+
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
+        """Mean log-likelihood; (multi-label) the mean over the labels of each label's."""
+        if not self._per_label:
+            return super().score(X, y, sample_weight)
+        checked = iv.check_multilabel(self(X), y, logits=True, names=("X", "y"))
+        weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
+        signed = np.where(checked.targets == 1, checked.log_odds, -checked.log_odds)
+        log_likelihood = _scipy.special.log_expit(signed)
+        means = log_likelihood.mean(axis=0) if weights is None else weights @ log_likelihood
+        return float(means.mean() if weights is None else means.mean() / weights.sum())
 
     def _input_kind(self, params: dict[str, Any]) -> str:
         return params["input"]
@@ -814,10 +949,15 @@ class PlattScaling(_OneVsRestLogistic):
     ) -> PlattScaling:
         """Fit on logits or probabilities ``X`` ((N, K) or (N,)) and labels ``y`` (N,).
 
+        With ``multilabel=True``, ``y`` is the (N, K) 0/1 label matrix.
+
         Returns
         -------
         self
         """
+        params = self._checked_params()
+        if params["multilabel"]:
+            return self._fit_labels_matrix(X, y, sample_weight, params)
         return super().fit(X, y, sample_weight)
 
 

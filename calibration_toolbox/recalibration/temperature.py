@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import ClassVar, NamedTuple
+import warnings
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from calibration_toolbox import _arrays, _dask
+from calibration_toolbox import _arrays, _dask, _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, Text
 from calibration_toolbox._rows import COLUMN_LOOP_MAX_K, block_rows, row_blocks
@@ -31,6 +32,31 @@ __all__ = ["TEMPERATURE_BOUNDS", "TEMPERATURE_FIELD", "TemperatureScaling", "fit
 #: fitted coefficient is (:data:`COEFFICIENT_LIMIT`).  A file with a denormal ``T`` (5e-324)
 #: made ``z / T`` infinite and every prediction NaN.
 TEMPERATURE_FIELD = number_field(1 / COEFFICIENT_LIMIT, COEFFICIENT_LIMIT)
+
+
+def _one_per_label(name: str, state: dict) -> Text | None:
+    """Schema rule: an array ``temperature_`` (multi-label) holds one float per label."""
+    value = state[name]
+    if not isinstance(value, np.ndarray):
+        return None
+    if value.dtype == np.float64 and value.shape == (state["n_classes_"],):
+        return None
+    return Text(
+        "{argument} must be a number, or a float array of one temperature per label "
+        "(shape ({n_labels},)); got dtype {dtype} and shape {shape}.",
+        argument=name,
+        fields={"n_labels": state["n_classes_"], "dtype": str(value.dtype), "shape": value.shape},
+    )
+
+
+# ``temperature_``: one number, or (multi-label) one per label, each as TEMPERATURE_FIELD.
+_TEMPERATURES_FIELD = Field(
+    "any",
+    f"{TEMPERATURE_FIELD.requirement}, or an array of such numbers (one per label)",
+    TEMPERATURE_FIELD.low,
+    TEMPERATURE_FIELD.high,
+    rule=_one_per_label,
+)
 
 
 def _bounds_hold(low: float, high: float) -> bool:
@@ -522,6 +548,14 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         row give the same uniform predictions and likelihood at every ``T``: ``T`` is left
         at 1, with a ``UserWarning`` that says so.
 
+    multilabel : bool, default False
+        Multi-label task: ``X`` holds one logit per label (N, K), ``y`` an (N, K) 0/1 label
+        matrix (a 2-D ``y`` is read so only when this is True), and each label has its
+        own ``T_k``, fitted as ``K`` independent binary fits of ``sigmoid(z_k / T_k)``
+        (:func:`label_temperatures`); ``predict_proba`` gives the independent sigmoids,
+        ``predict`` the 0/1 matrix ``p >= 1/2``, ``score`` the mean over the labels of the
+        mean binary log-likelihood.  ``fit`` on NumPy arrays only, without ``classes``.
+
     classes : sequence of str (or of numbers), optional
         Names of the classes, in the column order of ``X``: ``y`` is then given as names
         (``fit``, ``score``), ``classes_`` holds these names and ``predict`` returns them.
@@ -530,13 +564,15 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
 
     Attributes
     ----------
-    temperature_ : float
-        Fitted temperature.
+    temperature_ : float, or ndarray of shape (K,)
+        Fitted temperature (one per label with ``multilabel=True``).
     n_classes_ : int
         Number of classes seen in ``fit``.
     n_passes_ : int
         Passes over all the calibration logits that the fit took (those of the warm start,
-        over at most a sixteenth of the rows, are not counted).
+        over at most a sixteenth of the rows, are not counted).  With ``multilabel=True``:
+        the two at the bounds and SciPy's Halley steps, each over all the labels, and each
+        evaluation of a label left to brentq (a pass over that label's column).
 
     References
     ----------
@@ -559,9 +595,16 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
     True
     """
 
-    _parameters: ClassVar[dict[str, Checker]] = {"temperature_bounds": TEMPERATURE_BOUNDS}
+    # A float, or (multilabel=True) a float64 array of one T per label: typed Any so that
+    # code reading the usual float keeps its type.
+    temperature_: Any
+
+    _parameters: ClassVar[dict[str, Checker]] = {
+        "temperature_bounds": TEMPERATURE_BOUNDS,
+        "multilabel": iv.check_flag,
+    }
     _fitted_schema: ClassVar[dict[str, Field]] = {
-        "temperature_": TEMPERATURE_FIELD,
+        "temperature_": _TEMPERATURES_FIELD,
         "n_classes_": N_CLASSES_FIELD,
         "n_passes_": integer_field(0),
     }
@@ -570,16 +613,21 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         self,
         temperature_bounds: tuple[float, float] = (1e-4, 1e4),
         *,
+        multilabel: bool = False,
         classes: ArrayLike | None = None,
     ):
         self.temperature_bounds = temperature_bounds
+        self.multilabel = multilabel
         self.classes = classes
 
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> TemperatureScaling:
         """Fit ``T`` on calibration logits ``X`` (N, K) and labels ``y`` (N,)."""
-        low, high = self._checked_params()["temperature_bounds"]
+        params = self._checked_params()
+        low, high = params["temperature_bounds"]
+        if params["multilabel"]:
+            return self._fit_labels_matrix(X, y, sample_weight, low, high)
         if _arrays.is_dask_array(X):
             n_classes = _dask.row_chunked(X, "X")
             start = _dask.on_first_chunk(X, y, sample_weight, functools.partial(_chunk_start, low))
@@ -592,6 +640,71 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         weights = iv.check_sample_weight(sample_weight, len(logits), scale_free=True)
         temperature, objective = fitted_objective(logits, labels, weights, low, high)
         return self._fitted(temperature, logits.shape[1], objective)
+
+    def _fit_labels_matrix(self, X, y, sample_weight, low: float, high: float):
+        """``multilabel=True``: one ``T`` per label (:func:`label_temperatures`)."""
+        if _arrays.is_dask_array(X) or self.classes is not None:
+            raise InputError(
+                "{argument} is not supported with multilabel=True yet: pass NumPy arrays "
+                "and no class names.",
+                argument="classes" if self.classes is not None else "X",
+            )
+        checked = iv.check_multilabel(X, y, logits=True, names=("X", "y"))
+        if checked.targets.shape[1] < 2:
+            raise InputError(
+                "{X:has} one label: with multilabel=True give two labels or more (one "
+                "label is a binary task: TemperatureScaling on its logit, np.ravel(X)).",
+                argument="X",
+            )
+        weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
+        objective = _LabelNLL(checked.log_odds, checked.targets, weights)
+        beta, at_bound = _label_betas(objective, 1 / high, 1 / low)
+        temperatures = 1 / beta
+        if at_bound.any():
+            warn(
+                Text(
+                    "the optimum of label(s) {which} lies at or beyond the bounds "
+                    "[{low:g}, {high:g}] of T (at T -> 0 for a label the logits separate, "
+                    "at T -> inf for one they carry no information about); T is set to the "
+                    "nearest bound there.",
+                    fields={
+                        "which": _short_labels(np.flatnonzero(at_bound).tolist()),
+                        "low": low,
+                        "high": high,
+                    },
+                )
+            )
+        self._class_names = None
+        self.temperature_ = temperatures
+        self.n_classes_ = len(temperatures)
+        self.n_passes_ = objective.passes
+        return self
+
+    @property
+    def _per_label(self) -> bool:
+        return isinstance(getattr(self, "temperature_", None), np.ndarray)
+
+    def predict_proba(self, X: ArrayLike) -> NDArray:
+        """Calibrated probabilities (N, K): a softmax, or (multi-label) one sigmoid per label."""
+        if self._per_label and not _arrays.is_dask_array(X):
+            return _scipy.special.expit(self(X))
+        return super().predict_proba(X)
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """The class of largest probability, or (multi-label) the 0/1 matrix ``p >= 1/2``."""
+        if self._per_label and not _arrays.is_dask_array(X):
+            return (self(X) >= 0).astype(np.uint8)
+        return super().predict(X)
+
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
+        """Mean log-likelihood; (multi-label) the mean over the labels of each label's."""
+        if not self._per_label:
+            return super().score(X, y, sample_weight)
+        checked = iv.check_multilabel(self(X), y, logits=True, names=("X", "y"))
+        weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
+        ones = np.ones(checked.targets.shape[1])
+        loss = _LabelNLL(checked.log_odds, checked.targets, weights).sums(ones, loss=True)[0]
+        return -float(loss.mean())
 
     def fit_blocks(self, source: object) -> TemperatureScaling:
         """Fit ``T`` on calibration data read block by block from ``source``.
@@ -614,7 +727,13 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         first block unlike the rest (a file sorted by label, say) may take a few more.
         ``n_passes_`` counts the passes over every block.
         """
-        low, high = self._checked_params()["temperature_bounds"]
+        params = self._checked_params()
+        low, high = params["temperature_bounds"]
+        if params["multilabel"]:
+            raise InputError(
+                "{argument} is not supported with multilabel=True yet: use fit.",
+                argument="source",
+            )
         open_blocks = block_opener(source)
         start = _block_start(open_blocks, low)
         objective = _BlockNLL(open_blocks)
@@ -630,6 +749,223 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         return self
 
     def _calibrated_logits(self, X: ArrayLike) -> NDArray:
+        if self._per_label:
+            logits = iv.check_label_scores(X, self.n_classes_, logits=True)
+            return logits / self.temperature_.astype(logits.dtype)
         logits = iv.check_logits(X, "X")
         self._check_n_classes(logits.shape[1])
         return logits / logits.dtype.type(self.temperature_)
+
+
+def _short_labels(items: list[int]) -> str:
+    return str(items) if len(items) <= 10 else f"{items[:10]} and {len(items) - 10} more"
+
+
+class _LabelNLL:
+    r"""Per label, the weighted mean binary NLL of ``sigmoid(beta_k z_ik)`` and its derivatives.
+
+    The loss of label ``k`` is the weighted mean over the rows of ``softplus(beta_k z) - y
+    beta_k z``, convex in ``beta_k``; its derivatives in ``beta_k`` are the means of
+    ``(s - y) z``, ``s (1 - s) z^2`` and ``s (1 - s) (1 - 2 s) z^3`` with ``s =
+    sigmoid(beta_k z)``.  Each pass goes through the (N, K) logits in float64 row blocks
+    (three block-sized buffers, whatever N), as :class:`_TemperatureNLL` does, and counts
+    itself in ``passes``; :meth:`derivatives` keeps the last pass (SciPy's Newton asks for
+    the value, the derivative and the second derivative at one point, one call each).
+    """
+
+    def __init__(self, log_odds: NDArray, targets: NDArray, weights: NDArray | None):
+        self.log_odds = log_odds
+        self.targets = targets
+        self.weights = weights
+        n_samples, n_labels = log_odds.shape
+        self.total_weight = float(n_samples if weights is None else weights.sum())
+        self.passes = 0
+        self._buffers = np.empty((3, min(n_samples, block_rows(n_labels)), n_labels))
+        self._last: tuple[bytes, NDArray] | None = None
+
+    def _sum(self, values: NDArray, rows: slice) -> NDArray:
+        if self.weights is None:
+            return np.add.reduce(values, axis=0)
+        return self.weights[rows] @ values
+
+    def sums(self, beta: NDArray, *, loss: bool = False) -> NDArray:
+        """Shape (4, K): the means of the loss (0 unless ``loss``), slope, curvature, skew."""
+        self.passes += 1
+        means = np.zeros((4, self.log_odds.shape[1]))
+        for rows in row_blocks(*self.log_odds.shape):
+            z, s, t = (buffer[: rows.stop - rows.start] for buffer in self._buffers)
+            z[...] = self.log_odds[rows]
+            y = self.targets[rows]
+            np.multiply(z, beta, out=s)
+            if loss:
+                np.multiply(s, y, out=t)
+                np.logaddexp(0.0, s, out=s)
+                s -= t
+                means[0] += self._sum(s, rows)
+                np.multiply(z, beta, out=s)
+            p = _scipy.special.expit(s, out=s)
+            np.subtract(p, y, out=t)
+            t *= z
+            means[1] += self._sum(t, rows)
+            np.subtract(1.0, p, out=t)
+            t *= p
+            t *= z
+            t *= z
+            means[2] += self._sum(t, rows)
+            p *= -2.0
+            p += 1.0
+            p *= z
+            p *= t
+            means[3] += self._sum(p, rows)
+        return means / self.total_weight
+
+    def derivatives(self, beta: NDArray) -> NDArray:
+        """:meth:`sums` without the loss; the last pass reused at the same ``beta``."""
+        key = beta.tobytes()
+        if self._last is None or self._last[0] != key:
+            self._last = (key, self.sums(beta))
+        return self._last[1]
+
+
+# SciPy's Newton (Halley) steps on log(beta_k) stop once every step is below this: the
+# error left after the last step is of the order of its cube, far below rounding.
+_LOG_BETA_TOLERANCE = 1e-9
+
+
+def _halley_roots(objective: _LabelNLL, beta: NDArray, inside: NDArray) -> NDArray:
+    """The roots in ``t = log(beta_k)`` of the labels ``inside``: SciPy's vectorised Halley.
+
+    ``h(t) = f'(e^t)`` has the root of ``f'`` (in ``t`` the tolerance is relative in
+    ``beta``), ``h'(t) = beta f''(beta)`` and ``h''(t) = beta f''(beta) + beta^2
+    f'''(beta)``.  The other labels hold still at ``beta`` (``h = 0``).  Returns ``t``,
+    NaN where a label did not converge.
+    """
+
+    def at(t: NDArray) -> tuple[NDArray, NDArray]:
+        trial = np.where(inside, np.exp(t), beta)
+        return trial, objective.derivatives(trial)
+
+    def value(t: NDArray) -> NDArray:
+        return np.where(inside, at(t)[1][1], 0.0)
+
+    def slope(t: NDArray) -> NDArray:
+        trial, d = at(t)
+        return np.where(inside, trial * d[2], 1.0)
+
+    def curvature(t: NDArray) -> NDArray:
+        trial, d = at(t)
+        return np.where(inside, trial * d[2] + trial**2 * d[3], 0.0)
+
+    start = np.where(inside, 0.0, np.log(beta))
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # a label that fails is redone
+        try:
+            result = _scipy.optimize.newton(
+                value,
+                start,
+                fprime=slope,
+                fprime2=curvature,
+                tol=_LOG_BETA_TOLERANCE,
+                maxiter=_MAX_PASSES,
+                full_output=True,
+            )
+        except RuntimeError:  # no label converged
+            return np.full(len(beta), np.nan)
+    return np.where(result.converged, result.root, np.nan)
+
+
+def _column_root(objective: _LabelNLL, label: int, lower: float, upper: float) -> float:
+    """One label's root of ``f'``, bracketed by ``[lower, upper]`` (SciPy's brentq)."""
+    column = _LabelNLL(
+        objective.log_odds[:, [label]], objective.targets[:, [label]], objective.weights
+    )
+    root = _scipy.optimize.brentq(
+        lambda b: column.sums(np.array([b]))[1, 0],
+        lower,
+        upper,
+        xtol=1e-300,
+        rtol=4 * np.finfo(float).eps,
+    )
+    objective.passes += column.passes
+    return root
+
+
+def _label_betas(objective: _LabelNLL, lower: float, upper: float) -> tuple[NDArray, NDArray]:
+    """The optimal ``beta_k`` in ``[lower, upper]`` of each label (:func:`label_temperatures`).
+
+    Also the labels whose optimum lies at or beyond a bound (a boolean mask).
+    """
+    n_labels = objective.log_odds.shape[1]
+    at_lower = objective.sums(np.full(n_labels, lower))[1]
+    at_upper = objective.sums(np.full(n_labels, upper))[1]
+    flat = (at_lower >= 0) & (at_upper <= 0)  # f' = 0 throughout: every beta fits
+    inside = (at_lower < 0) & (at_upper > 0)
+    beta = np.where(flat, 1.0, np.where(at_lower >= 0, lower, upper))
+    at_bound = ~(flat | inside)
+    if not inside.any():
+        return beta, at_bound
+    roots = np.full(n_labels, np.nan)
+    if n_labels > 1:  # SciPy's Newton is vectorised for more than one value only
+        roots = _halley_roots(objective, beta, inside)
+    settled = inside & (roots >= math.log(lower) - 1e-12) & (roots <= math.log(upper) + 1e-12)
+    beta[settled] = np.clip(np.exp(roots[settled]), lower, upper)
+    for label in np.flatnonzero(inside & ~settled):  # left by Halley: bracketed, one column
+        beta[label] = _column_root(objective, label, lower, upper)
+    return beta, at_bound
+
+
+def label_temperatures(
+    log_odds: NDArray, targets: NDArray, weights: NDArray | None, low: float, high: float
+) -> NDArray:
+    r"""One fitted temperature per label: ``K`` independent binary fits, batched.
+
+    Label ``k`` is predicted as ``sigmoid(z_ik / T_k)`` (one sigmoid per label, no softmax);
+    ``beta_k = 1 / T_k`` minimises the weighted mean binary NLL of that label's column,
+
+    .. math:: f_k(\beta) = \frac{\sum_i w_i [\log(1 + e^{\beta z_{ik}})
+              - y_{ik} \beta z_{ik}]}{\sum_i w_i},
+
+    convex in ``beta`` (temperature scaling of Guo et al. 2017, per label), so ``f_k'`` is
+    non-decreasing and its signs at the bounds ``[1 / high, 1 / low]`` say where the
+    optimum lies, as a bracketing method would: ``f_k' >= 0`` at ``1 / high``, at or below
+    it (``T_k = high``); ``f_k' <= 0`` at ``1 / low``, at or beyond it (``T_k = low``: a
+    label the logits separate); both (``f_k' = 0`` throughout, a column of zero logits),
+    ``T_k = 1``.  The labels in between have their roots of ``f_k'`` found together by
+    :func:`scipy.optimize.newton` (Halley's method, vectorised over the labels) on ``log
+    beta_k``, each step one pass over the (N, K) logits in float64 row blocks; a label it
+    does not settle inside its bracket is solved by :func:`scipy.optimize.brentq` on its
+    own column.
+
+    Parameters
+    ----------
+    log_odds : ndarray, shape (N, K)
+        One logit per (row, label), checked by the caller.
+    targets : ndarray, shape (N, K)
+        The 0/1 label matrix.
+    weights : ndarray, shape (N,), or None
+        Non-negative row weights of positive sum.
+    low, high : float
+        Bounds of every ``T_k``.
+
+    Returns
+    -------
+    ndarray, shape (K,)
+        The fitted ``T_k``.
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of Modern Neural
+       Networks", ICML, 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.special import expit
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.normal(size=(5000, 2))
+    >>> targets = (rng.random((5000, 2)) < expit(truth)).astype(np.uint8)
+    >>> T = label_temperatures(truth * [1.0, 3.0], targets, None, 1e-4, 1e4)
+    >>> np.round(T, 1)
+    array([1., 3.])
+    """
+    return 1 / _label_betas(_LabelNLL(log_odds, targets, weights), 1 / high, 1 / low)[0]

@@ -129,7 +129,11 @@ def assert_probabilities(probs, X):
 # Another valid value of every parameter, for the check that set_params after fit leaves
 # the predictions alone (each value would change a fit).
 ALTERNATIVES = {
-    ct.TemperatureScaling: {"temperature_bounds": (0.5, 2.0), "classes": ["a", "b", "c", "d"]},
+    ct.TemperatureScaling: {
+        "temperature_bounds": (0.5, 2.0),
+        "multilabel": True,
+        "classes": ["a", "b", "c", "d"],
+    },
     ct.EnsembleTemperatureScaling: {
         "temperature_bounds": (0.5, 2.0),
         "loss": "mse",
@@ -166,6 +170,7 @@ ALTERNATIVES = {
         "input": "probabilities",
         "smoothed_targets": False,
         "quadratic": True,
+        "multilabel": True,
         "classes": ["a", "b", "c", "d"],
     },
     ct.BetaCalibration: {"parameters": "am", "classes": ["a", "b", "c", "d"]},
@@ -615,7 +620,8 @@ RANGE_CASES = [
     (
         ct.TemperatureScaling,
         set_first("temperature_", -1.0),
-        "`temperature_` must be a finite number in [1e-100, 1e+100]; got -1.0.",
+        "`temperature_` must be a finite number in [1e-100, 1e+100], or an array of such "
+        "numbers (one per label); got -1.0.",
     ),
     (
         ct.EnsembleTemperatureScaling,
@@ -631,7 +637,8 @@ RANGE_CASES = [
     (
         ct.PlattScaling,
         set_first("input_", "scores"),
-        "`input_` must be 'logits' or 'probabilities'; got 'scores'.",
+        "`input_` must be 'logits' or 'probabilities' or 'logits per label' or "
+        "'probabilities per label'; got 'scores'.",
     ),
     (
         ct.BetaCalibration,
