@@ -559,9 +559,9 @@ def EAURC(
 
     References
     ----------
-    .. [1] Y. Geifman, G. Uziel and R. El-Yaniv, "Bias-reduced uncertainty estimation
-       for deep neural classifiers", ICLR 2019.
     {references}
+    .. [3] Y. Geifman, G. Uziel and R. El-Yaniv, "Bias-reduced uncertainty estimation
+       for deep neural classifiers", ICLR 2019.
 
     Examples
     --------
@@ -838,10 +838,10 @@ def confidence_auroc(
 
     References
     ----------
-    .. [1] H. B. Mann and D. R. Whitney, "On a test of whether one of two random
+    {references}
+    .. [3] H. B. Mann and D. R. Whitney, "On a test of whether one of two random
        variables is stochastically larger than the other", Annals of Mathematical
        Statistics 18(1), 1947.
-    {references}
 
     Examples
     --------
