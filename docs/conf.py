@@ -58,6 +58,8 @@ suppress_warnings = ["myst.header"]  # a guide page may open on an H2 of a moved
 html_theme = "pydata_sphinx_theme"
 html_title = f"calibration-toolbox {release}"
 html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
+# A mode of its own: without one the theme's script logs an error on a first visit.
+html_context = {"default_mode": "light"}
 html_static_path = []
 html_show_sourcelink = False
 

@@ -444,7 +444,7 @@ def AURC(
       curve, by the same stable sort).
 
     The three agree as the rows grow many and distinct; on 10,000 real CIFAR rows they
-    differ in the fourth digit (the README's "Selective prediction" table).
+    differ in the fourth digit (the user guide's "Selective prediction" table).
 
     Parameters
     ----------
