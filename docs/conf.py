@@ -45,7 +45,19 @@ templates_path = ["_templates"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 
 autosummary_generate = True
+# A cross-reference that resolves to nothing is a warning, so an error under -W; private
+# names (a leading underscore: no page, by design) and NumPy's typing internals (inside the
+# type alias PredictionsLike) are exempt.
+nitpicky = True
+nitpick_ignore_regex = [
+    (r"py:.*", r"(.*\.)?_\w+(\..*)?"),
+    (r"py:.*", r"Field"),
+    (r"py:class", r"numpy\._typing\..*|numpy\.dtype"),
+]
 autodoc_typehints = "none"  # numpydoc's Parameters section says the types
+# numpydoc only warns in Python of a section it does not know (a misspelt "Parametres"
+# would vanish from the page); its check GL06 makes that a Sphinx warning, an error under -W.
+numpydoc_validation_checks = {"GL06"}
 numpydoc_show_class_members = False  # the class template lists the members
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False

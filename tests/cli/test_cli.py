@@ -521,6 +521,8 @@ def test_the_guide_holds_the_moved_examples():
         re.findall(r"```python\n", page.read_text(encoding="utf-8")) for page in DOCUMENTED_PAGES
     ]
     assert sum(map(len, blocks)) >= 20
+    # and the README stays what a newcomer reads first (issue 24: under 250 lines)
+    assert len(README.read_text(encoding="utf-8").splitlines()) < 250
 
 
 def test_readme_slices_of_the_example_rows_select_fewer_rows():
