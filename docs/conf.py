@@ -12,6 +12,7 @@ theirs today, because their users read ours:
 - myst-nb renders notebooks/*.ipynb with their STORED outputs (nb_execution_mode "off"):
   the tests execute the notebooks already (tests/test_notebooks.py), and the build stays
   fast and needs no kernel;
+- sphinx-gallery executes docs/examples/*.py at build time and shows their figures;
 - pydata-sphinx-theme, the theme of NumPy, SciPy and pandas, with its assets bundled (the
   built site makes no external request; tests/test_docs.py checks it in a browser).
 
@@ -39,8 +40,12 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "myst_nb",
+    "sphinx_gallery.gen_gallery",
 ]
-exclude_patterns = ["_build", "api/generated/*.md"]
+# examples/: the gallery's sources (sphinx-gallery writes their pages into auto_examples/,
+# beside .ipynb downloads that are not pages)
+exclude_patterns = ["_build", "api/generated/*.md", "examples", "auto_examples/*.ipynb"]
+exclude_patterns += ["sg_execution_times.rst", "auto_examples/sg_execution_times.rst"]
 templates_path = ["_templates"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 
@@ -74,6 +79,19 @@ html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
 html_context = {"default_mode": "light"}
 html_static_path = []
 html_show_sourcelink = False
+
+# The gallery: docs/examples/plot_*.py executed at every build (a failing example fails
+# it), their figures kept, on the bundled example and synthetic data.
+sphinx_gallery_conf = {
+    "examples_dirs": "examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "abort_on_example_error": True,
+    "matplotlib_animations": False,
+    "write_computation_times": False,
+}
 
 # The public modules, in the order their pages appear; each public name is documented once,
 # under the first module whose __all__ holds it (the package's namespace first).

@@ -82,7 +82,8 @@ def site(tmp_path_factory):
     """The site built from a copy of its sources: ``{"html": folder, "run": the build}``."""
     find_sphinx()
     folder = tmp_path_factory.mktemp("site")
-    shutil.copytree(ROOT / "docs", folder / "docs", ignore=shutil.ignore_patterns("_build"))
+    generated = shutil.ignore_patterns("_build", "api", "notebooks", "auto_examples")
+    shutil.copytree(ROOT / "docs", folder / "docs", ignore=generated)
     shutil.copytree(ROOT / "notebooks", folder / "notebooks")
     shutil.copy2(ROOT / "README.md", folder / "README.md")
     html = folder / "docs" / "_build" / "html"
@@ -126,12 +127,17 @@ def test_every_public_name_has_a_page(site):
 
 
 @pytest.mark.docs
-def test_every_guide_page_and_notebook_is_rendered(site):
+def test_every_guide_page_notebook_and_example_is_rendered(site):
     for page in GUIDE.glob("*.md"):
         assert (site["html"] / "guide" / f"{page.stem}.html").is_file(), page.name
     for notebook in (ROOT / "notebooks").glob("*.ipynb"):
         rendered = (site["html"] / "notebooks" / f"{notebook.stem}.html").read_text()
         assert "<img" in rendered, f"{notebook.name}: its stored figures are not on the page"
+    examples = sorted((ROOT / "docs" / "examples").glob("plot_*.py"))
+    assert examples
+    for example in examples:  # executed at build time, each with its figure
+        rendered = (site["html"] / "auto_examples" / f"{example.stem}.html").read_text()
+        assert f"sphx_glr_{example.stem}_001.png" in rendered, example.name
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
