@@ -22,7 +22,7 @@ passes, the penalised objective at the end and the NLL on the other 5,000 rows. 
 are very confident predictions, on which the fits take far more iterations than on the
 synthetic logits; the unpenalised ``MatrixScaling()`` and the weak Dirichlet penalty
 stop at the iteration limit (tens of seconds) and over-fit (held-out NLL far above the
-uncalibrated one; see README's Speed section).
+uncalibrated one; see the user guide's Speed page).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ that a chunk holds whole; the rows of the blocks that chunk edges cut are joined
 of their own.  Only the per-chunk results (a :class:`~calibration_toolbox.CalibrationTable`
 or two numbers per block), and the rows of cut blocks, travel; the blocks' results are
 added in block order, as one in-memory call adds them, so the result is that call's to the
-last bit (:func:`_block_sum`); see the README's *Streaming and Dask*.  The fits' passes
+last bit (:func:`_block_sum`); see the user guide's *Streaming and Dask*.  The fits' passes
 (:func:`fit_sums`) add their chunks' sums pairwise in a tree.  Every other function
 refuses a Dask array (:func:`calibration_toolbox._arrays.dask_refusal`).
 """

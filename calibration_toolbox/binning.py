@@ -1,6 +1,6 @@
 """Bin assignment and per-(group, bin) sums.
 
-Two binning schemes (see the README's *Conventions*):
+Two binning schemes (see the user guide's *Conventions*):
 
 * **equal width**: edges ``linspace(0, 1, B + 1)`` or any increasing edges from 0 to 1;
   bins are ``(lo, hi]`` with the first bin closed at 0, so a score on an interior edge goes

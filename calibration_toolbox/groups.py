@@ -1,21 +1,21 @@
 """Calibration by group: a metric on each group of rows, and multicalibration.
 
-* :func:`by_group` -- any metric of the library that returns one number, evaluated on each
-  group of rows (group labels, or a boolean matrix of possibly overlapping groups), with
-  each group's count, weighted count and the worst group.  The fixed-edge binned metrics
-  (the registry rows whose bootstrap takes the table path: ``ECE``, ``RMSCE``, ``MCE``,
-  ``SCE``, ``ToprCE``, GCE on fixed edges, ...) bin the rows once and sum every group's
-  table with one ``bincount`` over (group, cell); any other metric is called once per
-  group on that group's rows.
-* :func:`multicalibration_error` -- the multicalibration error of Guy et al. (mcgrad):
-  the Kuiper statistic of each group scaled by its standard deviation under calibration,
-  the largest over the groups, with its p-value and minimum detectable error.
+* :func:`~calibration_toolbox.by_group` -- any metric of the library that returns one
+  number, evaluated on each group of rows (group labels, or a boolean matrix of possibly
+  overlapping groups), with each group's count, weighted count and the worst group. The
+  fixed-edge binned metrics (the registry rows whose bootstrap takes the table path:
+  ``ECE``, ``RMSCE``, ``MCE``, ``SCE``, ``ToprCE``, GCE on fixed edges, ...) bin the rows
+  once and sum every group's table with one ``bincount`` over (group, cell); any other
+  metric is called once per group on that group's rows.
+* :func:`~calibration_toolbox.multicalibration_error` -- the multicalibration error of Guy
+  et al. (mcgrad): the Kuiper statistic of each group scaled by its standard deviation under
+  calibration, the largest over the groups, with its p-value and minimum detectable error.
 
-Why one door (:func:`by_group`) rather than a ``groups=`` keyword on every measure: a
-keyword that turns a metric's Python ``float`` into per-group arrays would make its return
-type depend on an argument (the ``Union`` return STYLE.md warns about), and would have to
-be repeated, validated and documented on some forty signatures; ``by_group`` takes any of
-them, returns one result type, and keeps the fast path in one place.
+Why one door (:func:`~calibration_toolbox.by_group`) rather than a ``groups=`` keyword on
+every measure: a keyword that turns a metric's Python ``float`` into per-group arrays would
+make its return type depend on an argument (the ``Union`` return STYLE.md warns about), and
+would have to be repeated, validated and documented on some forty signatures; ``by_group``
+takes any of them, returns one result type, and keeps the fast path in one place.
 
 Imports: NumPy, ``_registry``, ``_validation``, ``_errors``, ``_arrays``, the binned engine
 (``metrics._engine``, ``metrics._table``), ``metrics.cumulative`` and ``stats`` (the table
@@ -581,8 +581,8 @@ def multicalibration_error(
               \quad \mathrm{ECCE}_S = \max_j h^S_j - \min_j h^S_j, \quad
               \sigma_S = \frac{\sqrt{\sum_{i \in S} w_i^2 s_i (1 - s_i)}}{\sum_{i \in S} w_i}
 
-    (rows sorted by score, the walk from the origin: :func:`~calibration_toolbox.stats.
-    kuiper_test` of the segment's rows), and
+    (rows sorted by score, the walk from the origin:
+    :func:`~calibration_toolbox.stats.kuiper_test` of the segment's rows), and
 
     .. math:: \mathrm{MCE}_\sigma = \max_S \mathrm{ECCE}_S / \sigma_S, \qquad
               \mathrm{MCE} = \mathrm{MCE}_\sigma \, \sigma_{\mathrm{all}}, \qquad

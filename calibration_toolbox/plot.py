@@ -1,4 +1,6 @@
-"""Reliability diagrams and confidence histograms drawn from a :class:`CalibrationTable`.
+"""Reliability diagrams and confidence histograms drawn from a calibration table.
+
+The table is a :class:`~calibration_toolbox.CalibrationTable`.
 
 Display objects in the scikit-learn style: ``ReliabilityDiagram.from_predictions``,
 ``.from_table`` and ``.from_recalibrator`` compute the engine's

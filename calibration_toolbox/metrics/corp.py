@@ -7,8 +7,8 @@ forecast (``scipy.optimize.isotonic_regression`` over the pooled values) -> thre
 (original, recalibrated, climatology) from the pooled counts, and their differences.
 
 The pooled values and their PAV fit are the CORP reliability diagram's data too
-(:mod:`calibration_toolbox.plot`) and the null refits of :func:`calibration_toolbox.stats.
-corp_test`: they are computed here only.
+(:mod:`calibration_toolbox.plot`) and the null refits of
+:func:`calibration_toolbox.stats.corp_test`: they are computed here only.
 """
 
 from __future__ import annotations
@@ -274,9 +274,9 @@ def corp_decomposition(
     monotone fit, so MCB is biased *downward* against non-monotone miscalibration.  On a
     small sample the PAV fit follows the noise of the outcomes (it overfits, most at the
     ends of the range and where forecasts are sparse): MCB is then biased *upward* (a
-    calibrated model gets MCB > 0) and DSC too.  :func:`calibration_toolbox.stats.
-    corp_test` gives the MCB's distribution under calibration (labels redrawn as
-    Bernoulli(forecast)).
+    calibrated model gets MCB > 0) and DSC too.
+    :func:`calibration_toolbox.stats.corp_test` gives the MCB's distribution under
+    calibration (labels redrawn as Bernoulli(forecast)).
 
     Not to be confused with the binned Brier decomposition
     (:func:`~calibration_toolbox.brier_decomposition`, Murphy 1973 with the within-bin

@@ -2,7 +2,7 @@
 
 Data flow: validate -> extract the score set (top-r or all entries, thresholding) ->
 assign bins -> weighted per-(group, bin) sums (:class:`CalibrationTable`) -> reduce with
-the norm.  The conventions are those of the README's *Conventions* section.
+the norm.  The conventions are those of the user guide's *Conventions*.
 
 This module holds what a user calls: :func:`GCE`, :func:`calibration_table`, the named
 metrics and their shared docstring text.  The engine behind them is in layers, each
@@ -372,7 +372,7 @@ def _named_metric(
 ):
     """The metric ``name``: its registry row's settings, binned and reduced.
 
-    The settings are those of the README's table, with the table reduction (``part``,
+    The settings are those of the user guide's table, with the table reduction (``part``,
     ``average`` of :meth:`CalibrationTable.calibration_error`) where it is not GCE's;
     ToprCE's ``top_k_classes`` is its ``r``, TACE's ``thresholding`` and OCE/UCE's
     ``adaptive_bins`` their own options: the callers give them.
@@ -969,7 +969,7 @@ def TCE(
     the predicted class).  The bins are Nixon et al.'s equal-mass bins (see :func:`GCE`),
     not those of Kumar's ``calibration`` package (``np.array_split`` of the sorted scores,
     edges at midpoints): the estimator is the same on the same edges, the edges differ
-    (README, *Reproducing published numbers*).
+    (the user guide, *Reproducing published numbers*).
 
     Parameters
     ----------

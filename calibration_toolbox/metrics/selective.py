@@ -456,7 +456,7 @@ def AURC(
       curve, by the same stable sort).
 
     The three agree as the rows grow many and distinct; on 10,000 real CIFAR rows they
-    differ in the fourth digit (the README's "Selective prediction" table).
+    differ in the fourth digit (the user guide's "Selective prediction" table).
 
     Parameters
     ----------
@@ -571,9 +571,9 @@ def EAURC(
 
     References
     ----------
-    .. [1] Y. Geifman, G. Uziel and R. El-Yaniv, "Bias-reduced uncertainty estimation
-       for deep neural classifiers", ICLR 2019.
     {references}
+    .. [3] Y. Geifman, G. Uziel and R. El-Yaniv, "Bias-reduced uncertainty estimation
+       for deep neural classifiers", ICLR 2019.
 
     Examples
     --------
@@ -850,10 +850,10 @@ def confidence_auroc(
 
     References
     ----------
-    .. [1] H. B. Mann and D. R. Whitney, "On a test of whether one of two random
+    {references}
+    .. [3] H. B. Mann and D. R. Whitney, "On a test of whether one of two random
        variables is stochastically larger than the other", Annals of Mathematical
        Statistics 18(1), 1947.
-    {references}
 
     Examples
     --------

@@ -439,7 +439,7 @@ class VectorScaling(_dask.LazyPredictions, _LinearSoftmaxRecalibrator):
         Stopping tolerance of the last (float64) L-BFGS-B stage: the largest entry of the
         penalised loss's gradient in the optimiser's preconditioned coordinates, in which
         every parameter moves the scores as an intercept does (see "Stopping rule" in
-        :mod:`calibration_toolbox.recalibration.linear`); an iteration that lowers the
+        ``calibration_toolbox.recalibration.linear``); an iteration that lowers the
         penalised loss by less than ``1e-6 * tol`` relative also stops the fit.
     n_jobs : int or None, default None
         Threads that share each pass over the data for a diagonal map (None: every
@@ -618,7 +618,7 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
         Stopping tolerance of the last (float64) L-BFGS-B stage: the largest entry of the
         penalised loss's gradient in the optimiser's preconditioned coordinates, in which
         every parameter moves the scores as an intercept does (see "Stopping rule" in
-        :mod:`calibration_toolbox.recalibration.linear`); an iteration that lowers the
+        ``calibration_toolbox.recalibration.linear``); an iteration that lowers the
         penalised loss by less than ``1e-6 * tol`` relative also stops the fit.
 
     classes : sequence of str (or of numbers), optional
@@ -756,7 +756,7 @@ class DirichletCalibration(_LinearSoftmaxRecalibrator):
         Stopping tolerance of the last (float64) L-BFGS-B stage: the largest entry of the
         penalised loss's gradient in the optimiser's preconditioned coordinates, in which
         every parameter moves the scores as an intercept does (see "Stopping rule" in
-        :mod:`calibration_toolbox.recalibration.linear`); an iteration that lowers the
+        ``calibration_toolbox.recalibration.linear``); an iteration that lowers the
         penalised loss by less than ``1e-6 * tol`` relative also stops the fit.
     n_jobs : int or None, default None
         Threads that share each pass over the data when ``matrix_type='diagonal'`` (None:

@@ -31,9 +31,9 @@ from calibration_toolbox import (
 from calibration_toolbox.cli import main
 from calibration_toolbox.datasets import load_example, make_overconfident
 from tests.cli.test_cli_report import seeded_split
+from tests.documents import DOCUMENTED_PAGES, GUIDE, README
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
 
 
 def _before(report: dict) -> dict:
@@ -503,19 +503,34 @@ def test_synthetic_generator_has_the_stated_temperature():
     assert abs(TemperatureScaling().fit(logits, labels).temperature_ - 3.0) < 0.1
 
 
-def test_readme_python_examples_run(tmp_path, monkeypatch):
+@pytest.mark.parametrize("page", DOCUMENTED_PAGES, ids=lambda page: page.name)
+def test_documented_python_examples_run(page, tmp_path, monkeypatch):
+    # the README's blocks and those moved from it into the user guide (docs/guide/*.md)
     monkeypatch.chdir(tmp_path)
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    assert len(blocks) >= 2
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
+    assert blocks or page.parent == GUIDE, f"{page.name} has no python example"
     for block in blocks:
-        exec(compile(block, str(README), "exec"), {})
+        exec(compile(block, str(page), "exec"), {})
+
+
+def test_the_guide_holds_the_moved_examples():
+    # the README was split into the guide: its examples must not have been lost in the move
+    pages = [page.name for page in DOCUMENTED_PAGES]
+    assert pages[0] == "README.md" and len(pages) >= 9, pages
+    blocks = [
+        re.findall(r"```python\n", page.read_text(encoding="utf-8")) for page in DOCUMENTED_PAGES
+    ]
+    assert sum(map(len, blocks)) >= 20
+    # and the README stays what a newcomer reads first (issue 24: under 250 lines)
+    assert len(README.read_text(encoding="utf-8").splitlines()) < 250
 
 
 def test_readme_slices_of_the_example_rows_select_fewer_rows():
     # `example.calibration_rows[:2000]` on its 748 rows selected them all: a slice that does
     # nothing reads as a subset that is not one.
     example = load_example()
-    slices = re.findall(r"example\.(\w+_rows)\[:(\d+)\]", README.read_text())
+    text = "".join(page.read_text(encoding="utf-8") for page in DOCUMENTED_PAGES)
+    slices = re.findall(r"example\.(\w+_rows)\[:(\d+)\]", text)
     for name, stop in slices:
         assert int(stop) < getattr(example, name).size, f"example.{name}[:{stop}]"
 

@@ -2,8 +2,8 @@
 
 Prints the literals ``TORCH_UNCERTAINTY`` and ``MAPIE`` of
 ``tests/metrics/test_selective.py`` (on :func:`synthetic_sets`, which the test imports) and
-the README's "Selective prediction" table (the real files).  Rerun from the repository root
-in a scratch environment of Python 3.11::
+the "Selective prediction" table of docs/guide/metrics.md (the real files).  Rerun from the
+repository root in a scratch environment of Python 3.11::
 
     python3.11 -m venv selective-venv
     selective-venv/bin/pip install torch==2.13.0            # the CPU build, first

@@ -1,6 +1,6 @@
 """torch-uncertainty's ``AdaptiveCalibrationError`` on the real files, beside ours.
 
-Prints the numbers of the README's "Names that mean other things elsewhere".  Run from the
+Prints the numbers of the user guide's "Names that mean other things elsewhere".  Run from the
 repository root in a scratch environment (Python 3.11)::
 
     python3.11 -m venv tu-venv
