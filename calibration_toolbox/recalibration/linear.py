@@ -60,10 +60,10 @@ equivalent one with the smallest penalty, and where the penalty does not decide,
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
 
 import numpy as np
@@ -80,6 +80,7 @@ from calibration_toolbox.recalibration._base import (
     Field,
     Recalibrator,
     array_field,
+    flag_field,
     integer_field,
     number_field,
 )
@@ -87,6 +88,7 @@ from calibration_toolbox.recalibration._linear_fit import MapFit, PenalisedNLL, 
 from calibration_toolbox.recalibration._softmax_nll import SoftmaxNLL, map_blocks
 from calibration_toolbox.recalibration._softmax_parts import PartsNLL, RowCounts
 from calibration_toolbox.recalibration._sources import block_opener, block_sum, checked_part
+from calibration_toolbox.recalibration.temperature import TemperatureScaling
 
 __all__ = ["DirichletCalibration", "MatrixScaling", "VectorScaling"]
 
@@ -158,7 +160,7 @@ class _Penalty(NamedTuple):
         return matrix, intercept
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class _LinearModel:
     """What a fit needs, computed once at ``fit`` from the checked parameters.
 
@@ -175,6 +177,9 @@ class _LinearModel:
     num_classes: int | None
     max_iter: int
     tol: float
+    # Structured matrix scaling: the features are temperature-scaled, mixed log-probabilities
+    # and the penalty is SMS's ridge (see `MatrixScaling`).
+    structured: bool = False
 
 
 def _features(data: NDArray, eps: float | None) -> NDArray:
@@ -350,9 +355,20 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
         _check_num_classes(model, n_classes)
         labels = self._fit_labels(y, n_samples, n_classes)
         weights = iv.check_sample_weight(sample_weight, n_samples, scale_free=True)
-        features = _features(data, model.eps)
+        features, model = self._fit_features(data, labels, weights, model)
         nll = SoftmaxNLL(features, labels, weights, model.diagonal)
         return self._fit_nll(nll, model, RowCounts.of(features, labels, weights))
+
+    def _fit_features(
+        self, data: NDArray, labels: NDArray, weights: NDArray | None, model: _LinearModel
+    ) -> tuple[NDArray, _LinearModel]:
+        """The map's features of the checked calibration data, and the model to fit them."""
+        return _features(data, model.eps), model
+
+    def _prediction_features(self, block: NDArray) -> NDArray:
+        """The map's features of a block of checked input, as at ``fit``."""
+        eps = float(self.eps_) if self._takes_probabilities else None
+        return _features(block, eps).astype(np.float64, copy=False)
 
     def _fit_nll(self, nll: SoftmaxNLL | PartsNLL, model: _LinearModel, rows: RowCounts):
         """Fit the map whose NLL is ``nll`` and store it; returns self."""
@@ -372,13 +388,12 @@ class _LinearSoftmaxRecalibrator(Recalibrator):
     def _calibrated_logits(self, X: ArrayLike) -> NDArray:
         data = _checked_input(X, self._takes_probabilities)
         self._check_n_classes(data.shape[1])
-        eps = float(self.eps_) if self._takes_probabilities else None
         matrix = np.asarray(self.coef_, dtype=np.float64)
         intercept = np.asarray(self.intercept_, dtype=np.float64)
         diagonal = matrix.ndim == 1
         out = np.empty(data.shape, dtype=data.dtype)
         for rows in map_blocks(len(data), data.shape[1], diagonal):
-            block = _features(data[rows], eps).astype(np.float64, copy=False)
+            block = self._prediction_features(data[rows])
             scores = block * matrix if diagonal else block @ matrix.T
             scores += intercept
             # Probabilities in, calibrated log-probabilities out.
@@ -565,6 +580,38 @@ class VectorScaling(_dask.LazyPredictions, _LinearSoftmaxRecalibrator):
         )
 
 
+# -- structured matrix scaling (Berta, Holzmueller, Jordan & Bach) ----------------------------
+def _structured_penalty(n_samples: int, n_classes: int, reg_lambda: float, reg_mu: float):
+    """SMS's ridge, plus ODIR's ``reg_lambda`` and ``reg_mu``, as weights of mean squares.
+
+    SMS adds ``K/n`` times the sums of squares of ``b`` and of ``W_kk - 1`` and ``K (K -
+    1)/n`` times that of the off-diagonal entries (probmetrics' ``SMSCalibrator`` defaults,
+    lambda = rho = tau = 1); a sum over ``m`` entries is ``m`` times their mean.
+    """
+    k = n_classes
+    pairs = k * (k - 1)
+    return _Penalty(
+        diagonal=k * k / n_samples,
+        off_diagonal=reg_lambda + pairs * pairs / n_samples,
+        intercept=reg_mu + k * k / n_samples,
+    )
+
+
+def _mixed_log_probabilities(logits: NDArray, inverse_temperature: float, mixture: float):
+    """``log((1 - alpha) softmax(beta z) + alpha / K)`` row by row, in float64."""
+    scaled = inverse_temperature * np.asarray(logits, dtype=np.float64)
+    log_prob = _scipy.special.log_softmax(scaled, axis=1)
+    if mixture == 0.0:
+        return log_prob
+    uniform = np.log(mixture / logits.shape[1])
+    return np.logaddexp(np.log1p(-mixture) + log_prob, uniform, out=log_prob)
+
+
+#: The features of a plain (not structured) map; files written before ``structured``
+#: existed lack these fields and load as plain maps.
+_PLAIN_FEATURES = {"structured_": False, "inverse_temperature_": 1.0, "mixture_": 0.0}
+
+
 class MatrixScaling(_LinearSoftmaxRecalibrator):
     r"""Matrix scaling with ODIR regularisation (Kull et al. 2019): ``softmax(W z + b)``.
 
@@ -594,6 +641,33 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
     conditioned and L-BFGS-B needs hundreds of iterations; ``lambda`` of order
     ``1e3``-``1e4`` both fits faster and generalises better there.
 
+    With ``structured=True`` this is structured matrix scaling (SMS, Berta et al. [3]_,
+    the default multiclass calibrator of their package probmetrics, ``SMSCalibrator``).
+    Its features are not the logits but the log-probabilities of temperature scaling mixed
+    with the uniform distribution,
+
+    .. math::
+
+        x_i = \log\Big((1 - \alpha)\,\operatorname{softmax}(\beta z_i)
+        + \frac{\alpha}{K}\Big), \qquad \alpha = \frac{1}{n + 1},
+
+    with ``beta = 1/T`` fitted by :class:`~calibration_toolbox.TemperatureScaling` (the
+    same weights) and ``n`` the number of calibration rows of positive weight; then
+    ``softmax(W x + b)`` is fitted with a ridge towards the identity on every parameter,
+    scaled by ``n`` and ``K``,
+
+    .. math::
+
+        \frac{K}{n} \sum_k b_k^2 + \frac{K}{n} \sum_k (W_{kk} - 1)^2
+        + \frac{K(K-1)}{n} \sum_{k \ne j} W_{kj}^2
+
+    (probmetrics' defaults ``lambda = rho = tau = 1`` of ``lambda K^rho / n^tau``), to
+    which ``reg_lambda`` and ``reg_mu`` add ODIR's terms above (0 by default).  Every
+    parameter is penalised, so the loss is strictly convex and its minimiser unique.
+    probmetrics fits the same loss in float32 with a gradient tolerance of 1e-5: its map's
+    loss is above ours by about 1e-7 (the tests compare them).  Files written before
+    ``structured`` existed load as plain maps.
+
     When the penalty leaves parameters free (ODIR never penalises the diagonal) and the
     maximum-likelihood map does not exist or is not unique (a class never occurs in
     ``y``, fewer samples than free parameters, or a set that the map separates
@@ -609,6 +683,9 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
         ODIR weight ``lambda`` of the mean squared off-diagonal entry of ``W``.
     reg_mu : float, default 0.0
         ODIR weight ``mu`` of the mean squared entry of ``b``.
+    structured : bool, default False
+        Structured matrix scaling (see above): temperature-scaled, mixed log-probability
+        features and SMS's ridge.
     num_classes : int or None, default None
         Number of classes; when given, ``fit`` checks that ``X`` has that many columns.
     max_iter : int, default 1000
@@ -641,6 +718,12 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
         Passes over the calibration logits (each evaluates the loss and its gradient).
     ridge_ : float
         Ridge weight added because the maximum-likelihood map does not exist (else 0).
+    structured_ : bool
+        Whether the features are SMS's (the fitted ``structured``).
+    inverse_temperature_ : float
+        SMS's ``beta = 1/T`` (1 for a plain map).
+    mixture_ : float
+        SMS's weight ``alpha = 1/(n + 1)`` of the uniform distribution (0 for a plain map).
 
     References
     ----------
@@ -649,6 +732,8 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
        Dirichlet calibration", NeurIPS, 2019.
     .. [2] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of Modern Neural
        Networks", ICML, 2017.
+    .. [3] E. Berta, D. Holzmüller, M. I. Jordan and F. Bach, "Structured matrix scaling for
+       multi-class calibration", AISTATS, 2026.
 
     Examples
     --------
@@ -665,6 +750,11 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
     >>> scaler.predict_proba(logits[:2]).round(1)
     array([[0.3, 0.1, 0.6],
            [0.4, 0.1, 0.5]])
+    >>> sms = MatrixScaling(structured=True).fit(logits, labels)
+    >>> round(1 / sms.inverse_temperature_, 1), sms.mixture_ == 1 / 20001
+    (3.0, True)
+    >>> bool(np.abs(sms.coef_ - np.eye(3)).max() < 0.1)  # T did the work; W stays near I
+    True
     """
 
     def __init__(
@@ -672,6 +762,7 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
         reg_lambda: float = 0.0,
         reg_mu: float = 0.0,
         *,
+        structured: bool = False,
         num_classes: int | None = None,
         max_iter: int = 1000,
         tol: float = 1e-8,
@@ -679,6 +770,7 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
     ):
         self.reg_lambda = reg_lambda
         self.reg_mu = reg_mu
+        self.structured = structured
         self.num_classes = num_classes
         self.max_iter = max_iter
         self.tol = tol
@@ -687,14 +779,20 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
     _parameters: ClassVar[dict[str, Checker]] = {
         "reg_lambda": iv.nonnegative_number,
         "reg_mu": iv.nonnegative_number,
+        "structured": iv.check_flag,
         **_FIT_CHECKS,
     }
     _fitted_schema: ClassVar[dict[str, Field]] = {
         "coef_": array_field(("K", "K"), **_COEFFICIENTS),
         **_MAP_SCHEMA,
+        "structured_": flag_field(),
+        "inverse_temperature_": number_field(0.0, strict_low=True),
+        "mixture_": number_field(0.0, 0.5),
     }
 
-    def _model(self, *, reg_lambda, reg_mu, num_classes, max_iter, tol) -> _LinearModel:
+    def _model(
+        self, *, reg_lambda, reg_mu, structured, num_classes, max_iter, tol
+    ) -> _LinearModel:
         return _LinearModel(
             diagonal=False,
             eps=None,
@@ -704,6 +802,40 @@ class MatrixScaling(_LinearSoftmaxRecalibrator):
             num_classes=num_classes,
             max_iter=max_iter,
             tol=tol,
+            structured=structured,
+        )
+
+    @classmethod
+    def _decoded_state(cls, fitted: object) -> dict[str, Any]:
+        if isinstance(fitted, dict) and not any(name in fitted for name in _PLAIN_FEATURES):
+            fitted = {**fitted, **_PLAIN_FEATURES}  # a file written before `structured`
+        return super()._decoded_state(fitted)
+
+    def _fit_features(
+        self, data: NDArray, labels: NDArray, weights: NDArray | None, model: _LinearModel
+    ) -> tuple[NDArray, _LinearModel]:
+        if not model.structured:
+            for name, value in _PLAIN_FEATURES.items():
+                setattr(self, name, value)
+            return data, model
+        # Rows of zero weight are not calibration data: they count for neither n nor K.
+        n_classes = data.shape[1]
+        n_samples = len(data) if weights is None else int(np.count_nonzero(weights))
+        temperature = TemperatureScaling().fit(data, labels, weights).temperature_
+        self.structured_ = True
+        self.inverse_temperature_ = 1.0 / temperature
+        self.mixture_ = 1.0 / (n_samples + 1)
+        penalty = _structured_penalty(
+            n_samples, n_classes, model.penalty.off_diagonal, model.penalty.intercept
+        )
+        features = _mixed_log_probabilities(data, self.inverse_temperature_, self.mixture_)
+        return features, dataclasses.replace(model, penalty=penalty)
+
+    def _prediction_features(self, block: NDArray) -> NDArray:
+        if not self.structured_:
+            return block.astype(np.float64, copy=False)
+        return _mixed_log_probabilities(
+            block, float(self.inverse_temperature_), float(self.mixture_)
         )
 
 

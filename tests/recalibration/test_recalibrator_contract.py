@@ -69,6 +69,10 @@ CASES = {
     ),
     "VectorScaling": Case(ct.VectorScaling, True, 1e-6, 1e-8),
     "MatrixScaling": Case(ct.MatrixScaling, True, 1e-6, 1e-8),
+    # SMS's mixture weight 1/(n + 1) and ridge count rows: duplicated rows fit another map.
+    "MatrixScaling-structured": Case(
+        lambda: ct.MatrixScaling(structured=True), True, 1e-6, 1e-8, duplicates=False
+    ),
     "DirichletCalibration": Case(ct.DirichletCalibration, False, 1e-6, 1e-8),
     "PlattScaling": Case(ct.PlattScaling, True, scale_invariant=False),
     "PlattScaling-plain": Case(lambda: ct.PlattScaling(smoothed_targets=False), True),
@@ -150,6 +154,7 @@ ALTERNATIVES = {
     ct.MatrixScaling: {
         "reg_lambda": 1.0,
         "reg_mu": 1.0,
+        "structured": True,
         "num_classes": 4,
         "max_iter": 3,
         "tol": 1e-2,
