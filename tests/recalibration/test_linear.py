@@ -561,6 +561,7 @@ def test_set_params_after_fit_leaves_predictions_unchanged(config):
         "max_iter": 2,
         "tol": 0.5,
         "n_jobs": 1,
+        "structured": True,
         "classes": ["a", "b", "c"],
     }
     model.set_params(**{name: others[name] for name in model.get_params()})
