@@ -4,20 +4,22 @@ Each method takes what its class documents: temperature, ensemble, vector and ma
 scaling and Platt scaling (``input='logits'``, its default) take logits; Dirichlet, beta,
 isotonic calibration and histogram binning take probabilities.  :func:`method_input`
 converts the file's predictions to that, and :func:`conversion_lines` says so in words.
+The table itself and the conversion live a layer below, in
+:mod:`calibration_toolbox.recalibration._methods` (the recalibration package chooses among
+the same methods); they are re-exported here for the command line's modules.
 """
 
 from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-import numpy as np
+from numpy.typing import NDArray
 
-from calibration_toolbox import _scipy, recalibration
 from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning
 from calibration_toolbox.recalibration import Recalibrator
+from calibration_toolbox.recalibration._methods import METHODS, Method, method_input
 
 __all__ = [
     "METHODS",
@@ -30,49 +32,6 @@ __all__ = [
     "parse_methods",
     "progress",
 ]
-
-# A probability of exactly 0 becomes log(1e-300) = -690.8: finite logits whose softmax differs
-# from the probabilities by at most 1e-300 per entry.
-_LOG_FLOOR = 1e-300
-
-
-@dataclass(frozen=True)
-class Method:
-    """One recalibration method: its name, its class and what it is fitted on."""
-
-    name: str
-    title: str
-    factory: Callable[[], Recalibrator]
-    needs: str
-    """``'logits'`` or ``'probabilities'``: what the class's ``fit`` and ``predict_proba`` take."""
-
-
-METHODS: dict[str, Method] = {
-    method.name: method
-    for method in (
-        Method("temperature", "temperature scaling", recalibration.TemperatureScaling, "logits"),
-        Method(
-            "ensemble",
-            "ensemble temperature scaling",
-            recalibration.EnsembleTemperatureScaling,
-            "logits",
-        ),
-        Method("vector", "vector scaling", recalibration.VectorScaling, "logits"),
-        Method("matrix", "matrix scaling", recalibration.MatrixScaling, "logits"),
-        Method(
-            "dirichlet",
-            "Dirichlet calibration",
-            recalibration.DirichletCalibration,
-            "probabilities",
-        ),
-        Method("platt", "Platt scaling", recalibration.PlattScaling, "logits"),
-        Method("beta", "beta calibration", recalibration.BetaCalibration, "probabilities"),
-        Method(
-            "isotonic", "isotonic calibration", recalibration.IsotonicCalibration, "probabilities"
-        ),
-        Method("histogram", "histogram binning", recalibration.HistogramBinning, "probabilities"),
-    )
-}
 
 
 def parse_methods(text: str | None) -> tuple[Method, ...]:
@@ -115,27 +74,6 @@ def _conversion(needs: str, logits: bool, one_column: bool) -> str | None:
     return "the probabilities softmax(z) of the logits (--logits)"
 
 
-def method_input(predictions: np.ndarray, method: Method, logits: bool) -> np.ndarray:
-    """The predictions as ``method`` takes them (see :func:`conversion_lines`).
-
-    A single column (P(y = 1), the log-odds, or ``--scores``) stays one column: every
-    recalibrator reads a 1-D array as a binary task.  float64 first, as 1e-300 is 0 in
-    float32.
-    """
-    if logits == (method.needs == "logits"):
-        return predictions
-    values = np.asarray(predictions, dtype=np.float64)
-    if method.needs == "probabilities":
-        return (
-            _scipy.special.expit(values)
-            if values.ndim == 1
-            else _scipy.special.softmax(values, axis=1)
-        )
-    if values.ndim == 1:
-        return np.log(np.maximum(values, _LOG_FLOOR)) - np.log(np.maximum(1 - values, _LOG_FLOOR))
-    return np.log(np.maximum(values, _LOG_FLOOR))
-
-
 def conversion_lines(
     methods: Sequence[Method], logits: bool, one_column: bool, done: str = "fitted on"
 ) -> list[str]:
@@ -163,7 +101,7 @@ def progress(text: str) -> None:
         sys.stderr.flush()
 
 
-def fitted(method: Method, predictions: np.ndarray, labels: np.ndarray, logits: bool):
+def fitted(method: Method, predictions: NDArray, labels: NDArray, logits: bool):
     """``method`` fitted on the predictions (converted as it needs them) and labels.
 
     With ``logits`` (``--logits``), the file's own check has said already if its rows look
