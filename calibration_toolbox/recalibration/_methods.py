@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from calibration_toolbox import _scipy
 from calibration_toolbox._errors import InputTypeError
@@ -31,7 +32,7 @@ from calibration_toolbox.recalibration.linear import (
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 
-__all__ = ["LOG_FLOOR", "METHODS", "Method", "input_of", "method_input"]
+__all__ = ["LOG_FLOOR", "METHODS", "Method", "converted", "input_of", "method_input"]
 
 #: A probability of exactly 0 becomes log(1e-300) = -690.8: finite logits whose softmax
 #: differs from the probabilities by at most 1e-300 per entry.
@@ -86,8 +87,13 @@ def input_of(model: Recalibrator, argument: str = "method") -> str:
     )
 
 
-def method_input(predictions: np.ndarray, method: Method, logits: bool) -> np.ndarray:
-    """The predictions as ``method`` takes them.
+def method_input(predictions: NDArray, method: Method, logits: bool) -> NDArray:
+    """The predictions as ``method`` takes them (:func:`converted` to ``method.needs``)."""
+    return converted(predictions, method.needs, logits)
+
+
+def converted(predictions: NDArray, needs: str, logits: bool) -> NDArray:
+    """The predictions as a method that takes ``needs`` (logits or probabilities) takes them.
 
     ``logits`` says what ``predictions`` hold.  Probabilities become logits as
     ``log(max(p, 1e-300))`` (a single column P(y = 1): the log-odds
@@ -95,10 +101,10 @@ def method_input(predictions: np.ndarray, method: Method, logits: bool) -> np.nd
     single column: the sigmoid).  A single column stays one column: every recalibrator
     reads a 1-D array as a binary task.  float64 first, as 1e-300 is 0 in float32.
     """
-    if logits == (method.needs == "logits"):
+    if logits == (needs == "logits"):
         return predictions
     values = np.asarray(predictions, dtype=np.float64)
-    if method.needs == "probabilities":
+    if needs == "probabilities":
         return (
             _scipy.special.expit(values)
             if values.ndim == 1
