@@ -126,7 +126,7 @@ class CalibrationScorer:
     >>> from calibration_toolbox.sklearn import make_calibration_scorer
     >>> scorer = make_calibration_scorer("ECE", bins=2)
     >>> scorer.score_func([0, 1, 1], [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
-    0.3333333333333333
+    0.1
     """
 
     def __init__(self, metric: str, options: Mapping[str, Any], greater_is_better: bool):
@@ -378,6 +378,22 @@ def _fit_arguments(estimator: Any, sample_weight: NDArray | None, rows: Any) -> 
     return {"sample_weight": sample_weight if rows is None else sample_weight[rows]}
 
 
+def _checked_labels(y: ArrayLike | None) -> NDArray:
+    """``y`` as a 1-D array; None and non-finite numbers are refused, naming ``y``."""
+    from sklearn.utils import assert_all_finite, column_or_1d
+
+    if y is None:
+        raise InputError(
+            "{argument} is required: CalibratedClassifier requires y to be passed, but the "
+            "target y is None.",
+            argument="y",
+        )
+    labels = column_or_1d(y, warn=True)
+    if labels.dtype.kind in "fc":
+        assert_all_finite(labels, input_name="y")
+    return labels
+
+
 def _check_ensemble(value: object) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise InputTypeError(
@@ -570,8 +586,8 @@ class CalibratedClassifier:
         estimator = self._estimator()
         template = _recalibrator(self.method)
         ensemble = _check_ensemble(self.ensemble)
+        y = _checked_labels(y)
         X, y = indexable(X, y)
-        y = np.asarray(y)
         check_classification_targets(y)
         weights = None if sample_weight is None else _check_sample_weight(sample_weight, y)
         if (
@@ -692,7 +708,8 @@ class CalibratedClassifier:
 
     def predict(self, X: ArrayLike) -> NDArray:
         """The class of largest calibrated probability (the first on ties)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        probabilities = self.predict_proba(X)  # refuses an unfitted model first
+        return self.classes_[np.argmax(probabilities, axis=1)]
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """The (weighted) accuracy of :meth:`predict`, as scikit-learn's classifiers score."""
