@@ -72,10 +72,12 @@ from calibration_toolbox.recalibration import (
     MatrixScaling,
     PlattScaling,
     Recalibrator,
+    RecalibratorSelection,
     TemperatureScaling,
     VectorScaling,
     load_recalibrator,
     refinement_decomposition,
+    select_recalibrator,
 )
 from calibration_toolbox.recalibration.refinement import RefinementDecomposition
 from calibration_toolbox.streaming import CalibrationAccumulator
@@ -121,6 +123,7 @@ __all__ = [
     "NotFittedError",
     "PlattScaling",
     "Recalibrator",
+    "RecalibratorSelection",
     "RefinementDecomposition",
     "RiskCoverageCurve",
     "Scores",
@@ -151,5 +154,6 @@ __all__ = [
     "refinement_decomposition",
     "risk_at_coverage",
     "risk_coverage_curve",
+    "select_recalibrator",
     "smooth_reliability_curve",
 ]

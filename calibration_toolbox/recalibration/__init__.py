@@ -10,6 +10,7 @@ from calibration_toolbox.recalibration.linear import (
 )
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
 from calibration_toolbox.recalibration.refinement import refinement_decomposition
+from calibration_toolbox.recalibration.select import RecalibratorSelection, select_recalibrator
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 
 __all__ = [
@@ -21,8 +22,10 @@ __all__ = [
     "MatrixScaling",
     "PlattScaling",
     "Recalibrator",
+    "RecalibratorSelection",
     "TemperatureScaling",
     "VectorScaling",
     "load_recalibrator",
     "refinement_decomposition",
+    "select_recalibrator",
 ]
