@@ -34,12 +34,14 @@ from calibration_toolbox.cli._inputs import (
     warn_same_rows,
 )
 from calibration_toolbox.cli._methods import (
+    AUTO,
     Method,
     conversion_lines,
     fitted,
     method_input,
     method_of,
     parameters,
+    selected,
 )
 from calibration_toolbox.cli._options import (
     ApplyRequest,
@@ -65,6 +67,12 @@ __all__ = ["COMMANDS"]
 def _source(request: ReportRequest, warned: Warned):
     """The rows of the report: FILE read in blocks, or read whole (or the example)."""
     if streams(request):
+        if request.fit.methods == (AUTO,):
+            raise UsageError(
+                "--method auto needs FILE read whole, not in blocks (--stream, or arrays "
+                "above 128 MiB): its cross-validation refits every method on the fit rows; "
+                "add --in-memory."
+            )
         if request.report.groups is not None:
             raise UsageError(
                 "--groups needs FILE read whole, not in blocks (--stream, or arrays above "
@@ -78,6 +86,11 @@ def _source(request: ReportRequest, warned: Warned):
             f"--block-rows sizes the blocks of a file read in blocks; {whole} is read "
             "whole (add --stream)."
         )
+    if request.fit.methods == (AUTO,):
+        inputs = load_inputs(request)
+        fit = inputs.fit
+        methods, selection = selected(fit.predictions, fit.labels, inputs.logits, request.fit.seed)
+        return InMemory(inputs, request.report, methods, selection)
     return InMemory(load_inputs(request), request.report, request.fit.methods)
 
 

@@ -17,11 +17,13 @@ from collections.abc import Sequence
 
 from numpy.typing import NDArray
 
-from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning
-from calibration_toolbox.recalibration import Recalibrator
+from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, UncalibratedBestWarning
+from calibration_toolbox.recalibration import Recalibrator, select_recalibrator
 from calibration_toolbox.recalibration._methods import METHODS, Method, method_input
 
 __all__ = [
+    "AUTO",
+    "AUTO_FOLDS",
     "METHODS",
     "Method",
     "conversion_lines",
@@ -31,7 +33,22 @@ __all__ = [
     "parameters",
     "parse_methods",
     "progress",
+    "selected",
 ]
+
+#: The folds of ``--method auto``'s cross-validation on the fit rows.
+AUTO_FOLDS = 5
+
+
+def _resolved_later() -> Recalibrator:
+    raise RuntimeError("--method auto is resolved to a method before any fit")
+
+
+#: ``--method auto``: a stand-in, replaced by the method :func:`selected` chooses once the
+#: fit rows are read.
+AUTO = Method(
+    "auto", "the method chosen by cross-validation on the fit rows", _resolved_later, "logits"
+)
 
 
 def parse_methods(text: str | None) -> tuple[Method, ...]:
@@ -39,10 +56,18 @@ def parse_methods(text: str | None) -> tuple[Method, ...]:
     if text is None:
         return ()
     methods = {}
-    for name in (name.strip().lower() for name in text.split(",")):
+    names = [name.strip().lower() for name in text.split(",")]
+    if AUTO.name in names:
+        if len(names) > 1:
+            raise ValueError(
+                "--method auto chooses one method by cross-validation on the fit rows; "
+                "give it alone."
+            )
+        return (AUTO,)
+    for name in names:
         if name not in METHODS:
             raise ValueError(
-                f"--method: unknown method {name!r}; valid names: {', '.join(METHODS)}."
+                f"--method: unknown method {name!r}; valid names: {', '.join(METHODS)}, auto."
             )
         methods.setdefault(name, METHODS[name])
     return tuple(methods.values())
@@ -115,6 +140,38 @@ def fitted(method: Method, predictions: NDArray, labels: NDArray, logits: bool):
             return method.factory().fit(method_input(predictions, method, logits), labels)
     finally:
         progress("")
+
+
+def selected(
+    predictions: NDArray, labels: NDArray, logits: bool, seed: int
+) -> tuple[tuple[Method, ...], dict]:
+    """``--method auto``: the method of least cross-validated NLL on the fit rows.
+
+    :func:`~calibration_toolbox.recalibration.select_recalibrator` over every method of
+    :data:`METHODS` on :data:`AUTO_FOLDS` folds shuffled by ``seed``; returns the chosen
+    method (none when the uncalibrated predictions score best) and the document's
+    ``selection`` entry (the table).  The folds' fits warn as the refit on all the fit
+    rows does, so their warnings are left out; that the best does not beat the
+    uncalibrated predictions beyond its spread is warned of.
+    """
+    progress(f"choosing a method by {AUTO_FOLDS}-fold cross-validation on {len(labels):,} rows")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("always", UncalibratedBestWarning)
+            result = select_recalibrator(
+                predictions, labels, logits=logits, cv=AUTO_FOLDS, random_state=seed
+            )
+    finally:
+        progress("")
+    selection = {
+        "score": "NLL",
+        "folds": AUTO_FOLDS,
+        "seed": seed,
+        "best": result.best,
+        "table": result.table(),
+    }
+    return (() if result.recalibrator is None else (METHODS[result.best],)), selection
 
 
 def parameters(model: Recalibrator) -> dict[str, object]:
