@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration_toolbox import _registry
+from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import Recalibrator
@@ -394,16 +395,6 @@ def _checked_labels(y: ArrayLike | None) -> NDArray:
     return labels
 
 
-def _check_ensemble(value: object) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise InputTypeError(
-            "{argument} must be True or False; got {value}.",
-            argument="ensemble",
-            value=repr(value),
-        )
-    return bool(value)
-
-
 class CalibratedClassifier:
     r"""Any scikit-learn classifier, recalibrated on held-out folds by any recalibrator.
 
@@ -585,7 +576,7 @@ class CalibratedClassifier:
 
         estimator = self._estimator()
         template = _recalibrator(self.method)
-        ensemble = _check_ensemble(self.ensemble)
+        ensemble = iv.check_flag(self.ensemble, "ensemble")
         y = _checked_labels(y)
         X, y = indexable(X, y)
         check_classification_targets(y)
