@@ -15,9 +15,9 @@ import time
 import warnings
 
 import numpy as np
+from _timing import alternated_times
 from scipy.special import softmax
 
-from benchmarks._timing import alternated_times
 from calibration_toolbox import select_recalibrator
 from calibration_toolbox.datasets import make_overconfident
 from calibration_toolbox.recalibration._methods import METHODS, converted
