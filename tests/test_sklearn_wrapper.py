@@ -46,7 +46,7 @@ from calibration_toolbox.sklearn import (  # noqa: E402
 NAMES = np.array(["cat", "dog", "emu"])
 
 
-def _problem(n=600, n_classes=3, seed=0, names=False):
+def _problem(n=400, n_classes=3, seed=0, names=False):
     X, y = make_classification(
         n, n_features=8, n_informative=5, n_classes=n_classes, random_state=seed
     )
@@ -54,7 +54,7 @@ def _problem(n=600, n_classes=3, seed=0, names=False):
 
 
 def _forest():
-    return RandomForestClassifier(n_estimators=15, max_depth=5, random_state=0)
+    return RandomForestClassifier(n_estimators=5, max_depth=5, random_state=0)
 
 
 def _manual_ensemble(estimator, recalibrator, X, y, needs, cv=3, weights=None):
@@ -204,11 +204,13 @@ def test_a_binary_decision_function_is_the_logit_of_the_logit_methods():
 def test_sample_weights_reach_the_estimator_and_the_recalibrator():
     X, y = _problem(seed=6)
     weights = np.arange(len(y)) % 3 + 1.0
-    model = CalibratedClassifier(_forest(), method=ct.VectorScaling(), cv=3)
+    model = CalibratedClassifier(_forest(), method=ct.TemperatureScaling(), cv=3)
     model.fit(X, y, sample_weight=weights)
-    expected = _manual_ensemble(_forest(), ct.VectorScaling(), X, y, "logits", weights=weights)
+    expected = _manual_ensemble(
+        _forest(), ct.TemperatureScaling(), X, y, "logits", weights=weights
+    )
     assert_allclose(model.predict_proba(X), expected, rtol=1e-12, atol=1e-15)
-    unweighted = CalibratedClassifier(_forest(), method=ct.VectorScaling(), cv=3).fit(X, y)
+    unweighted = CalibratedClassifier(_forest(), method=ct.TemperatureScaling(), cv=3).fit(X, y)
     assert np.abs(unweighted.predict_proba(X) - model.predict_proba(X)).max() > 1e-6
 
 
