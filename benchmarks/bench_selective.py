@@ -13,6 +13,7 @@ be taken); then the six real files of ../shared/data (10,000 rows each).  Run:
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 from pathlib import Path
 
@@ -45,7 +46,14 @@ def _cases(prob_or_scores, labels, weights=None):
         "confidence_auroc": lambda: confidence_auroc(prob_or_scores, labels),
     }
     if weights is not None:
-        cases["AURC(sample_weight)"] = lambda: AURC(prob_or_scores, labels, sample_weight=weights)
+        for name, measure in (
+            ("risk_coverage_curve", risk_coverage_curve),
+            ("AURC", AURC),
+            ("confidence_auroc", confidence_auroc),
+        ):
+            cases[f"{name}(sample_weight)"] = functools.partial(
+                measure, prob_or_scores, labels, sample_weight=weights
+            )
     return cases
 
 

@@ -16,7 +16,7 @@ from types import ModuleType
 __all__ = ["SUBMODULES"]
 
 #: The SciPy submodules the package uses.
-SUBMODULES = frozenset({"fft", "integrate", "optimize", "special", "stats"})
+SUBMODULES = frozenset({"fft", "integrate", "interpolate", "optimize", "special", "stats"})
 
 
 def __getattr__(name: str) -> ModuleType:

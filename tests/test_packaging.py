@@ -10,11 +10,13 @@ the wheel, so a file missing from the wheel (the bundled example, ``py.typed``) 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 import calibration_toolbox as ct
+from calibration_toolbox import io, plot, recalibration, stats, streaming
 from calibration_toolbox.datasets import load_example
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,3 +46,20 @@ def test_the_citation_file_names_the_package_version():
     assert "cff-version: 1.2.0\n" in text
     assert f"\nversion: {ct.__version__}\n" in text
     assert "\nlicense: BSD-3-Clause\n" in text
+
+
+def _public_names() -> set[str]:
+    modules = [ct, recalibration, stats, io, streaming, plot]
+    return {name for module in modules for name in module.__all__} - {"__version__"}
+
+
+def test_the_changelog_names_every_public_name_and_the_version():
+    # CHANGELOG.md: every user-visible change, grouped by release; the newest release heading
+    # is this version (published, or "(unreleased)" while it is being built)
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## (\d+\.\d+\.\d+)( \(unreleased\))?$", text, flags=re.M)
+    assert ct.__version__ in [version for version, _ in releases]
+    newest, unreleased = releases[0]
+    assert newest == ct.__version__ or unreleased, "the newest release is not this one, nor open"
+    missing = sorted(name for name in _public_names() if f"`{name}`" not in text)
+    assert not missing, f"CHANGELOG.md does not mention {missing}"

@@ -2,9 +2,9 @@
 
 Each method takes what its class documents: temperature, ensemble, vector and matrix
 scaling and Platt scaling (``input='logits'``, its default) take logits; Dirichlet, beta,
-isotonic calibration and histogram binning take probabilities.  :func:`method_input`
-converts the file's predictions to that, and :func:`conversion_lines` says so in words.
-The table itself and the conversion live a layer below, in
+isotonic calibration, histogram binning and spline calibration take probabilities.
+:func:`method_input` converts the file's predictions to that, and :func:`conversion_lines`
+says so in words.  The table itself and the conversion live a layer below, in
 :mod:`calibration_toolbox.recalibration._methods` (the recalibration package chooses among
 the same methods); they are re-exported here for the command line's modules.
 """

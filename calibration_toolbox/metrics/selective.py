@@ -38,6 +38,7 @@ from calibration_toolbox import _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
 from calibration_toolbox._errors import InputError, InputTypeError
+from calibration_toolbox.binning import sort_rows_with_positions
 from calibration_toolbox.scores import PredictionsLike
 
 __all__ = [
@@ -177,13 +178,24 @@ class _Groups:
         self.kept_wrong = (total_wrong - wrong_before).astype(np.float64)
 
     def _weighted(self, scores: NDArray, targets: NDArray, weights: NDArray) -> None:
-        order = np.argsort(scores)[::-1]
-        descending = scores[order]
-        ordered = weights[order]
-        ends = np.flatnonzero(np.diff(descending, append=-np.inf) != 0)
-        self.values = descending[ends]
+        # Float32 scores: one sort of packed keys (score bits, outcome, row position)
+        # gives the sorted scores, outcomes and order, and needs one gather (the weights)
+        # where an argsort needs three.  The sums run from the most confident row down, so
+        # each group's kept weight is a sum of its own rows and those above (never a total
+        # minus a near-equal prefix); the groups are found on the contiguous ascending
+        # scores (a comparison over a reversed view is ten times slower).
+        packed = sort_rows_with_positions(scores[None, :], targets[None, :])
+        if packed is None:
+            order = np.argsort(scores)
+            ascending, right = scores[order], targets[order]
+        else:
+            ascending, right, order = (column[0] for column in packed)
+        ordered = weights[order[::-1]]
+        group_starts = np.concatenate([[0], np.flatnonzero(ascending[1:] != ascending[:-1]) + 1])
+        ends = (len(ascending) - 1 - group_starts)[::-1]  # each group's last descending row
+        self.values = ascending[::-1][ends]
         self.kept = np.cumsum(ordered)[ends]
-        self.kept_wrong = np.cumsum(np.where(targets[order] == 0, ordered, 0.0))[ends]
+        self.kept_wrong = np.cumsum(ordered * (right[::-1] == 0))[ends]
 
 
 def _tie_groups_by_rows(keys: NDArray) -> tuple[NDArray, NDArray, int]:

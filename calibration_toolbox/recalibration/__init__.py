@@ -11,6 +11,7 @@ from calibration_toolbox.recalibration.linear import (
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
 from calibration_toolbox.recalibration.refinement import refinement_decomposition
 from calibration_toolbox.recalibration.select import RecalibratorSelection, select_recalibrator
+from calibration_toolbox.recalibration.spline import SplineCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "PlattScaling",
     "Recalibrator",
     "RecalibratorSelection",
+    "SplineCalibration",
     "TemperatureScaling",
     "VectorScaling",
     "load_recalibrator",

@@ -7,8 +7,8 @@ joins all three.
 
 Each method takes what its class documents: temperature, ensemble, vector and matrix
 scaling and Platt scaling (``input='logits'``, its default) take logits; Dirichlet, beta,
-isotonic calibration and histogram binning take probabilities.  :func:`method_input`
-converts predictions to that.
+isotonic calibration, histogram binning and spline calibration take probabilities.
+:func:`method_input` converts predictions to that.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from calibration_toolbox.recalibration.linear import (
     VectorScaling,
 )
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
+from calibration_toolbox.recalibration.spline import SplineCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 
 __all__ = ["LOG_FLOOR", "METHODS", "Method", "converted", "input_of", "method_input"]
@@ -62,6 +63,7 @@ METHODS: dict[str, Method] = {
         Method("beta", "beta calibration", BetaCalibration, "probabilities"),
         Method("isotonic", "isotonic calibration", IsotonicCalibration, "probabilities"),
         Method("histogram", "histogram binning", HistogramBinning, "probabilities"),
+        Method("spline", "spline calibration", SplineCalibration, "probabilities"),
     )
 }
 

@@ -476,7 +476,12 @@ class _OneVsRestLogistic(Recalibrator):
     def _input_kind(self, params: dict[str, Any]) -> str:
         raise NotImplementedError
 
-    def _map_columns(self, scores: NDArray) -> list[NDArray]:
+    def _map_columns(self, scores: NDArray, n_features: int) -> list[NDArray]:
+        """The ``n_features`` map feature columns of a score column.
+
+        ``n_features`` is the design's in fit and the fitted ``coef_``'s in prediction, so
+        that prediction reads the fitted state only.
+        """
         raise NotImplementedError
 
     def _design(self, params: dict[str, Any]) -> _Design:
@@ -536,7 +541,9 @@ class _OneVsRestLogistic(Recalibrator):
         """The rows of model ``model``: its design features come from column ``model``."""
 
         def features(rows: slice) -> list[NDArray]:
-            map_columns = self._map_columns(np.asarray(scores[rows, model], dtype=np.float64))
+            map_columns = self._map_columns(
+                np.asarray(scores[rows, model], dtype=np.float64), design.transform.shape[0]
+            )
             return _design_columns(map_columns, design)
 
         return _Rows(features, design.transform.shape[1], positive, targets, weights)
@@ -623,7 +630,9 @@ class _OneVsRestLogistic(Recalibrator):
         n_models = scores.shape[1]
         positive_log_probs = np.empty((len(scores), n_models))
         for model in range(n_models):
-            features = self._map_columns(np.asarray(scores[:, model], dtype=np.float64))
+            features = self._map_columns(
+                np.asarray(scores[:, model], dtype=np.float64), self.coef_.shape[1]
+            )
             z = _linear_predictor(features, self.coef_[model], self.intercept_[model])
             if n_classes == 2:
                 return np.stack(
@@ -638,6 +647,17 @@ class _OneVsRestLogistic(Recalibrator):
 
 def _short_list(items: list[int]) -> str:
     return str(items) if len(items) <= 10 else f"{items[:10]} and {len(items) - 10} more"
+
+
+def _platt_terms(name: str, state: dict[str, Any]) -> Text | None:
+    """Schema rule: a Platt map has a linear term, and a quadratic one if fitted so."""
+    if state[name].shape[1] in (1, 2):
+        return None
+    return Text(
+        "{argument} must have 1 column (a s) or 2 (a s + a_2 s^2); got {n}.",
+        argument=name,
+        fields={"n": state[name].shape[1]},
+    )
 
 
 class PlattScaling(_OneVsRestLogistic):
@@ -674,12 +694,29 @@ class PlattScaling(_OneVsRestLogistic):
     mean and unit variance, by SciPy's ``trust-exact`` Newton method with the analytic
     gradient and Hessian (L-BFGS-B inside the bound where the optimum is at infinity).
 
+    With ``quadratic=True`` the map is quadratic in the score (quadratic scaling),
+
+    .. math:: P(y = 1 \mid s) = \frac{1}{1 + \exp(-(a s + a_2 s^2 + b))},
+
+    a logistic regression on the features ``(s, s^2)``, fitted the same way (the same
+    targets, each feature standardised).  It is not monotone in ``s`` where ``a_2 \ne 0``
+    (its vertex ``-a / (2 a_2)`` may lie inside the scores), and it can bend the map both
+    ways, which one slope cannot: a logit map that is too confident at one end of the
+    scores and not confident enough at the other.  Its weighted cross-entropy is convex in
+    ``(a, a_2, b)``, so the fit is the unique optimum where the features are not collinear.
+    It is the ``'quadratic-scaling'`` calibrator of probmetrics, the package of Berta et
+    al. (2025), and the binary default of its ``LogisticCalibrator``; there it is fitted
+    on the 0/1 labels (``smoothed_targets=False`` here) of the binary logit
+    ``log(p) - log(1 - p)``.
+
     Parameters
     ----------
     input : {'logits', 'probabilities'}, default 'logits'
         What ``X`` holds; the score is a logit column or a probability column.
     smoothed_targets : bool, default True
         Use Platt's smoothed targets instead of the 0/1 labels.
+    quadratic : bool, default False
+        Add the term ``a_2 s^2`` to the logit (see above).
 
     classes : sequence of str (or of numbers), optional
         Names of the classes, in the column order of ``X``: ``y`` is then given as names
@@ -689,8 +726,9 @@ class PlattScaling(_OneVsRestLogistic):
 
     Attributes
     ----------
-    coef_ : ndarray, shape (n_models, 1)
-        Slope ``a`` of each model (one model if binary, else one per class).
+    coef_ : ndarray, shape (n_models, 1) or (n_models, 2)
+        Slope ``a`` of each model (one model if binary, else one per class), and with
+        ``quadratic`` the coefficient ``a_2`` of ``s^2`` in a second column.
     intercept_ : ndarray, shape (n_models,)
         Intercept ``b`` of each model.
     n_classes_ : int
@@ -704,6 +742,8 @@ class PlattScaling(_OneVsRestLogistic):
        Regularized Likelihood Methods", Advances in Large Margin Classifiers, 1999.
     .. [2] H.-T. Lin, C.-J. Lin and R. C. Weng, "A note on Platt's probabilistic outputs for
        support vector machines", Machine Learning 68, 2007.
+    .. [3] E. Berta, D. Holzmüller, M. I. Jordan and F. Bach, "Rethinking Early Stopping:
+       Refine, Then Calibrate", 2025 (arXiv:2501.19195), and its package probmetrics.
 
     Examples
     --------
@@ -721,14 +761,23 @@ class PlattScaling(_OneVsRestLogistic):
            [0.091, 0.909]])
     >>> np.allclose(softmax(platt(logit), axis=1), platt.predict_proba(logit))  # callable
     True
+
+    Quadratic scaling adds ``a_2 s^2`` (here close to 0: the map is close to linear):
+
+    >>> bent = PlattScaling(quadratic=True).fit(logit, labels)
+    >>> bent.coef_.round(4), bent.intercept_.round(3)
+    (array([[ 0.5514, -0.0011]]), array([0.096]))
     """
 
     _parameters: ClassVar[dict[str, Checker]] = {
         "input": iv.choice("logits", "probabilities"),
         "smoothed_targets": iv.check_flag,
+        "quadratic": iv.check_flag,
     }
     _fitted_schema: ClassVar[dict[str, Field]] = {
-        "coef_": array_field(("M", 1), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),
+        "coef_": array_field(
+            ("M", "F"), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT, rule=_platt_terms
+        ),
         "intercept_": array_field(("M",), low=-COEFFICIENT_LIMIT, high=COEFFICIENT_LIMIT),
         "n_classes_": N_CLASSES_FIELD,
         "input_": choice_field("logits", "probabilities"),
@@ -739,20 +788,23 @@ class PlattScaling(_OneVsRestLogistic):
         input: str = "logits",
         smoothed_targets: bool = True,
         *,
+        quadratic: bool = False,
         classes: ArrayLike | None = None,
     ):
         self.input = input
         self.smoothed_targets = smoothed_targets
+        self.quadratic = quadratic
         self.classes = classes
 
     def _input_kind(self, params: dict[str, Any]) -> str:
         return params["input"]
 
-    def _map_columns(self, scores: NDArray) -> list[NDArray]:
-        return [scores]
+    def _map_columns(self, scores: NDArray, n_features: int) -> list[NDArray]:
+        return [scores] if n_features == 1 else [scores, scores * scores]
 
     def _design(self, params: dict[str, Any]) -> _Design:
-        return _Design(np.eye(1), np.zeros(1), fit_intercept=True, nonnegative=False)
+        n_features = 2 if params["quadratic"] else 1
+        return _Design(np.eye(n_features), np.zeros(n_features), True, nonnegative=False)
 
     def _smoothed(self, params: dict[str, Any]) -> bool:
         return params["smoothed_targets"]
@@ -874,7 +926,7 @@ class BetaCalibration(_OneVsRestLogistic):
     def _input_kind(self, params: dict[str, Any]) -> str:
         return "probabilities"
 
-    def _map_columns(self, scores: NDArray) -> list[NDArray]:
+    def _map_columns(self, scores: NDArray, n_features: int) -> list[NDArray]:
         clipped = np.clip(scores, BETA_EPS, 1 - BETA_EPS)
         negative_log = np.log1p(-clipped)
         return [np.log(clipped, out=clipped), np.negative(negative_log, out=negative_log)]

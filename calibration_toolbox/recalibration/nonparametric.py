@@ -11,7 +11,9 @@ binary ones:
   ``y == k``; the K calibrated columns are divided by their row sum, and a row whose columns
   are all 0 becomes uniform (``1 / K``);
 * **top-label** (isotonic only): one map fitted on the confidence ``max_k p[:, k]`` against
-  the correctness of the prediction (see :class:`IsotonicCalibration`).
+  the correctness of the prediction (see :class:`IsotonicCalibration`);
+* **pooled** (isotonic only): one map fitted on all ``N K`` entries ``p[i, k]`` against
+  ``y_i == k`` and applied to every column, then normalised (Zhang et al. 2020).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from calibration_toolbox.recalibration._base import (
 
 __all__ = ["HistogramBinning", "IsotonicCalibration"]
 
-_MODES = ("one-vs-rest", "top-label")
+_MODES = ("one-vs-rest", "top-label", "pooled")
 _OUT_OF_BOUNDS = ("clip", "raise")
 # Scores and breakpoints are multiplied by 2**64 before `np.interp`, which divides by the gap
 # between two breakpoints: a gap of 1e-310 (a subnormal) made that slope overflow to inf and
@@ -57,7 +59,12 @@ _INTERPOLATION_SCALE = 2.0**64
 
 
 def _problem_scores(prob: NDArray, mode: str) -> NDArray:
-    """``(N, G)`` scores of the binary problems (see the module description)."""
+    """``(N, G)`` scores of the binary problems (see the module description).
+
+    The pooled problem has ``N K`` rows: the entries of ``prob`` row after row.
+    """
+    if mode == "pooled":
+        return prob.reshape(-1, 1)
     if mode == "top-label":
         return prob.max(axis=1)[:, None]
     if prob.shape[1] == 2:
@@ -67,6 +74,9 @@ def _problem_scores(prob: NDArray, mode: str) -> NDArray:
 
 def _problem_positives(prob: NDArray, labels: NDArray, mode: str) -> NDArray:
     """The problem each row is a positive example of (``-1``: none); negative for the rest."""
+    if mode == "pooled":
+        is_label = labels[:, None] == np.arange(prob.shape[1])
+        return np.where(is_label.reshape(-1), 0, -1)
     if mode == "top-label":
         return np.where(np.argmax(prob, axis=1) == labels, 0, -1)
     if prob.shape[1] == 2:
@@ -98,6 +108,8 @@ def _fit_inputs(
                 )
             )
     scores = _problem_scores(prob, mode)
+    if mode == "pooled" and weights is not None:
+        weights = np.repeat(weights, n_classes)  # one weight per entry, row after row
     return scores, _problem_positives(prob, labels, mode), weights, n_classes
 
 
@@ -109,7 +121,9 @@ def _combine(columns: NDArray, prob: NDArray, mode: str) -> NDArray:
     """
     if mode == "top-label":
         return _top_label_probs(columns[:, 0], prob)
-    if prob.shape[1] == 2:
+    if mode == "pooled":
+        columns = columns.reshape(prob.shape)
+    elif prob.shape[1] == 2:
         q = columns[:, 0]
         return np.stack([1.0 - q, q], axis=1)
     for rows in row_blocks(*columns.shape):
@@ -212,9 +226,12 @@ def _pooled_ties(
 
 
 def _isotonic_breakpoints(
-    scores: NDArray, positive: NDArray, weights: NDArray | None
+    scores: NDArray, positive: NDArray, weights: NDArray | None, centred: bool = False
 ) -> tuple[NDArray, NDArray, NDArray]:
     """Weighted PAV per problem; the first and last score of each block are kept.
+
+    With ``centred``, the points of centred isotonic regression instead (see
+    :func:`_centred_points`).
 
     Problems are sorted and pooled a few at a time (about ``SORT_CHUNK_ELEMENTS`` scores), which
     bounds the working memory at many classes for little extra time.
@@ -224,7 +241,9 @@ def _isotonic_breakpoints(
     values: list[NDArray] = []
     for chunk in row_blocks(n_problems, n_samples, SORT_CHUNK_ELEMENTS):
         # A function per chunk, so that a chunk's arrays are freed before the next is made.
-        _chunk_breakpoints(scores[:, chunk], positive, chunk, weights, (breakpoints, values))
+        _chunk_breakpoints(
+            scores[:, chunk], positive, chunk, weights, (breakpoints, values), centred
+        )
     counts = np.cumsum([0] + [len(run) for run in breakpoints])
     return np.concatenate(breakpoints), np.concatenate(values), counts
 
@@ -235,6 +254,7 @@ def _chunk_breakpoints(
     problems: slice,
     weights: NDArray | None,
     out: tuple[list[NDArray], list[NDArray]],
+    centred: bool,
 ) -> None:
     """Append the breakpoints and values of each problem of a chunk to the lists ``out``."""
     distinct, totals, positives, offsets = _pooled_ties(scores, positive, problems, weights)
@@ -243,6 +263,11 @@ def _chunk_breakpoints(
         # The positive fraction overwrites the positive weight: no extra array.
         fraction = np.divide(positives[run], totals[run], out=positives[run])
         result = _scipy.optimize.isotonic_regression(fraction, weights=totals[run])
+        if centred:
+            knots, knot_values = _centred_points(distinct[run], totals[run], result.x)
+            out[0].append(knots)
+            out[1].append(knot_values)
+            continue
         blocks = result.blocks
         # Within a block the fit is constant, so interpolating between the first and
         # last score of every block reproduces interpolation over all distinct scores.
@@ -251,6 +276,41 @@ def _chunk_breakpoints(
         out[0].append(distinct[run][ends].astype(np.float64))
         out[1].append(np.clip(result.x[ends], 0.0, 1.0))
         del result, blocks  # before the next problem's regression, not after it
+
+
+def _centred_points(
+    distinct: NDArray, totals: NDArray, fitted: NDArray
+) -> tuple[NDArray, NDArray]:
+    """The points of centred isotonic regression (Oron & Flournoy 2017), from the PAV fit.
+
+    ``distinct`` are one problem's increasing distinct scores, ``totals`` their weights and
+    ``fitted`` the isotonic fit there.  CIR pools, besides PAV's violators, adjacent points
+    of equal value unless that value is 0 or 1, and puts each pooled block at its weighted
+    mean score; the result is one point per level set of the fit, ``(sum_j w_j s_j / sum_j
+    w_j, value)`` over the set, except that a level set at 0 or 1 keeps its points (its
+    first and last score, between which the map is flat anyway).  Where the first or last
+    point lies inside the range of the scores, the map is extended flat to its end.
+    """
+    fitted = np.clip(fitted, 0.0, 1.0)
+    scores = distinct.astype(np.float64)
+    new_level = np.empty(len(fitted), dtype=bool)
+    new_level[0] = True
+    np.not_equal(fitted[1:], fitted[:-1], out=new_level[1:])
+    starts = np.flatnonzero(new_level)
+    lasts = np.append(starts[1:], len(fitted)) - 1
+    level_weights = np.add.reduceat(totals, starts)
+    centres = np.add.reduceat(totals * scores, starts) / level_weights
+    # A mean rounds to at most an ulp outside its block; it must stay inside to increase.
+    np.clip(centres, scores[starts], scores[lasts], out=centres)
+    values = fitted[starts]
+    at_bound = (values <= 0.0) | (values >= 1.0)
+    left = np.where(at_bound, scores[starts], centres)
+    right = np.where(at_bound, scores[lasts], centres)
+    inner = np.stack([left, right], axis=1).reshape(-1)
+    knots = np.concatenate([[scores[0]], inner, [scores[-1]]])
+    knot_values = np.concatenate([values[:1], np.repeat(values, 2), values[-1:]])
+    keep = np.append(True, knots[1:] != knots[:-1])
+    return knots[keep], knot_values[keep]
 
 
 def _isotonic_runs(name: str, state: dict[str, Any]) -> Text | None:
@@ -275,6 +335,15 @@ def _isotonic_runs(name: str, state: dict[str, Any]) -> Text | None:
             argument="breakpoint_values_",
         )
     return None
+
+
+def _problem_name(mode: str, problem: int, n_classes: int) -> str:
+    """Where a binary problem's scores are, in words (for :func:`_out_of_range`)."""
+    if mode == "top-label":
+        return "the confidence"
+    if mode == "pooled":
+        return "the probabilities"
+    return f"column {problem + 1 if n_classes == 2 else problem}"
 
 
 def _out_of_range(column: NDArray, knots: NDArray, where: str) -> None:
@@ -328,6 +397,30 @@ class IsotonicCalibration(Recalibrator):
       lowers the confidence below a rescaled runner-up.  This is confidence calibration as
       in Guo et al. 2017; it does not condition on the predicted class (Gupta & Ramdas 2022
       do).
+    * ``'pooled'``: the multiclass isotonic map of Mix-n-Match (Zhang, Kailkhura & Han
+      2020): one map ``g`` fitted on all ``N K`` pairs ``(p_{ik}, 1[y_i = k])`` (a row's
+      weight given to each of its K entries), applied to every column and normalised,
+      ``p'_k = g(p_k) / \sum_l g(p_l)`` (uniform where every ``g(p_l)`` is 0).  A binary
+      task is pooled over its two columns too.
+
+    With ``centred=True`` the map is centred isotonic regression (CIR, Oron & Flournoy
+    2017) instead: besides the violators, adjacent blocks of equal fitted value are pooled
+    unless that value is 0 or 1, and each pooled block becomes the single point
+
+    .. math:: \Bigl(\frac{\sum_{i \in B} w_i s_i}{\sum_{i \in B} w_i},\;
+              \frac{\sum_{i \in B} w_i t_i}{\sum_{i \in B} w_i}\Bigr)
+
+    (the weighted mean score and the block's fitted value, the same as isotonic
+    regression's), a level set at 0 or 1 keeps its first and last score, and ``g``
+    interpolates linearly between consecutive points and is flat from the first point
+    down to the smallest calibration score and from the last up to the largest (as R's
+    ``cir::cirPAVA`` does).  So ``g`` is strictly increasing between the first and last
+    point wherever its value is in (0, 1): where the isotonic map has a flat step, CIR
+    keeps the order of the scores, and the AUROC of the calibrated scores on the
+    calibration set equals that of the scores whenever the lowest score is a negative and
+    the highest a positive (otherwise the flat ends tie the scores of the first and last
+    block).  The fitted values at the points are those of isotonic regression, so the
+    squared error of ``g`` at the calibration scores is in general larger.
 
     A class that never occurs in ``y`` gets probability 0 in one-vs-rest mode, with a
     ``UserWarning``.  The output is normalised and finite; exact zeros are possible (they
@@ -335,11 +428,14 @@ class IsotonicCalibration(Recalibrator):
 
     Parameters
     ----------
-    mode : {'one-vs-rest', 'top-label'}, default 'one-vs-rest'
+    mode : {'one-vs-rest', 'top-label', 'pooled'}, default 'one-vs-rest'
         How a multiclass task is reduced to binary problems (see above).
     out_of_bounds : {'clip', 'raise'}, default 'clip'
         Scores outside the range seen in ``fit`` get the value at the nearest end
         (``'clip'``) or raise a ``ValueError`` (``'raise'``).
+    centred : bool, default False
+        Centred isotonic regression (see above) instead of isotonic regression, in any
+        ``mode``.
 
     classes : sequence of str (or of numbers), optional
         Names of the classes, in the column order of ``X``: ``y`` is then given as names
@@ -351,7 +447,7 @@ class IsotonicCalibration(Recalibrator):
     ----------
     breakpoints_ : ndarray of float64
         Scores of the fitted points of every binary problem, one increasing run per problem
-        (1 run for binary or top-label, K for one-vs-rest).
+        (1 run for binary, top-label or pooled, K for one-vs-rest).
     breakpoint_values_ : ndarray of float64
         Calibrated probability at each of ``breakpoints_``.
     breakpoint_offsets_ : ndarray of int
@@ -369,6 +465,11 @@ class IsotonicCalibration(Recalibrator):
        ties", Psychometrika 42, 1977.
     .. [3] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of Modern Neural
        Networks", ICML, 2017.
+    .. [4] A. P. Oron and N. Flournoy, "Centered Isotonic Regression: Point and Interval
+       Estimation for Dose-Response Studies", Statistics in Biopharmaceutical Research 9(3),
+       2017.
+    .. [5] J. Zhang, B. Kailkhura and T. Y.-J. Han, "Mix-n-Match: Ensemble and
+       Compositional Methods for Uncertainty Calibration in Deep Learning", ICML, 2020.
 
     Examples
     --------
@@ -379,12 +480,33 @@ class IsotonicCalibration(Recalibrator):
     >>> iso = IsotonicCalibration().fit(scores, labels)     # binary: P(y = 1)
     >>> iso.predict_proba([0.05, 0.35, 0.5, 0.95])[:, 1]    # clipped, interpolated
     array([0.  , 0.5 , 0.75, 1.  ])
+
+    Centred, the block {0.3, 0.4} of value 1/2 becomes the point (0.35, 1/2):
+
+    >>> cir = IsotonicCalibration(centred=True).fit(scores, labels)
+    >>> cir.breakpoints_, cir.breakpoint_values_
+    (array([0.1 , 0.35, 0.6 , 0.9 ]), array([0. , 0.5, 1. , 1. ]))
+    >>> cir.predict_proba([0.3, 0.4, 0.5])[:, 1]
+    array([0.4, 0.6, 0.8])
+
+    One map for every class (``mode='pooled'``), fitted on the 3 x 3 entries; the entries
+    0.1 (twice, one a hit), 0.2 and 0.3 (twice each, misses) pool to 1/6:
+
+    >>> prob = np.array([[0.7, 0.2, 0.1], [0.3, 0.6, 0.1], [0.2, 0.3, 0.5]])
+    >>> pooled = IsotonicCalibration(mode="pooled").fit(prob, [0, 2, 2])
+    >>> pooled.breakpoints_, pooled.breakpoint_values_.round(4)
+    (array([0.1, 0.3, 0.5, 0.6, 0.7]), array([0.1667, 0.1667, 0.5   , 0.5   , 1.    ]))
+    >>> pooled.predict_proba(prob)   # g(p_k) / sum_l g(p_l)
+    array([[0.75 , 0.125, 0.125],
+           [0.2  , 0.6  , 0.2  ],
+           [0.2  , 0.2  , 0.6  ]])
     """
 
     _outputs_probabilities = True
     _parameters: ClassVar[dict[str, Checker]] = {
         "mode": iv.choice(*_MODES),
         "out_of_bounds": iv.choice(*_OUT_OF_BOUNDS),
+        "centred": iv.check_flag,
     }
     _fitted_schema: ClassVar[dict[str, Field]] = {
         "breakpoints_": array_field(("P",), low=0.0, high=1.0, rule=_isotonic_runs),
@@ -398,7 +520,7 @@ class IsotonicCalibration(Recalibrator):
     @classmethod
     def _fitted_dimensions(cls, state: dict[str, Any]) -> dict[str, int]:
         n_classes = state["n_classes_"]
-        one_map = state["mode_"] == "top-label" or n_classes == 2
+        one_map = state["mode_"] != "one-vs-rest" or n_classes == 2
         return {"G": 1 if one_map else n_classes}
 
     def __init__(
@@ -406,10 +528,12 @@ class IsotonicCalibration(Recalibrator):
         mode: str = "one-vs-rest",
         out_of_bounds: str = "clip",
         *,
+        centred: bool = False,
         classes: ArrayLike | None = None,
     ):
         self.mode = mode
         self.out_of_bounds = out_of_bounds
+        self.centred = centred
         self.classes = classes
 
     def fit(
@@ -419,7 +543,9 @@ class IsotonicCalibration(Recalibrator):
         params = self._checked_params()
         mode = params["mode"]
         scores, positive, weights, n_classes = _fit_inputs(self, X, y, sample_weight, mode)
-        breakpoints, values, offsets = _isotonic_breakpoints(scores, positive, weights)
+        breakpoints, values, offsets = _isotonic_breakpoints(
+            scores, positive, weights, params["centred"]
+        )
         self.breakpoints_ = breakpoints
         self.breakpoint_values_ = values
         self.breakpoint_offsets_ = offsets.astype(np.intp)
@@ -440,10 +566,7 @@ class IsotonicCalibration(Recalibrator):
             knots = self.breakpoints_[run]
             column = scores[:, problem]
             if self.out_of_bounds_ == "raise":
-                where = "the confidence" if mode == "top-label" else "column"
-                if mode != "top-label":
-                    where += f" {problem + 1 if prob.shape[1] == 2 else problem}"
-                _out_of_range(column, knots, where)
+                _out_of_range(column, knots, _problem_name(mode, problem, prob.shape[1]))
             columns[:, problem] = np.interp(
                 column * _INTERPOLATION_SCALE,
                 knots * _INTERPOLATION_SCALE,

@@ -122,8 +122,10 @@ def test_the_hand_computed_example():
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("ties", [False, True])
-def test_the_curve_and_areas_are_fd_shifts_loop(seed, weighted, ties):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])  # float32: the packed-key sort
+def test_the_curve_and_areas_are_fd_shifts_loop(seed, weighted, ties, dtype):
     scores, correct, weights = _random_set(seed, ties=ties, weighted=weighted)
+    scores = scores.astype(dtype)
     thresholds, coverages, risks, generalized = fd_shifts_curve(scores, correct, weights)
     curve = risk_coverage_curve(Scores(scores), correct, sample_weight=weights)
     assert_allclose(curve.thresholds[1:], thresholds, rtol=0)

@@ -12,7 +12,11 @@ from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, check_grad,
 from scipy.special import log_softmax, logsumexp, softmax
 
 from calibration_toolbox import ECE, _scipy, negative_log_likelihood
-from calibration_toolbox.recalibration.ensemble import EnsembleTemperatureScaling
+from calibration_toolbox.recalibration.ensemble import (
+    EnsembleTemperatureScaling,
+    _fitted_mixing,
+    _MixtureWeightBrier,
+)
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 from tests.conftest import load_real
 
@@ -329,3 +333,143 @@ def test_real_predictions_calibrate(model):
     assert_array_equal(calibrated.argmax(axis=1), prob[held_out].argmax(axis=1))
     before = negative_log_likelihood(prob[held_out], labels[held_out])
     assert negative_log_likelihood(calibrated, labels[held_out]) < before
+
+
+# -- loss="mse": the squared-error fit of the Mix-n-Match code ---------------------------------
+# tests/references/ensemble_mixnmatch.py: the authors' util_calibration.py (temperature_scaling
+# and ensemble_scaling with loss 'mse', as its ets_calibrate runs them): T, the weights, and
+# its loss mse_w there (the squared error averaged over the N x K entries).
+MIXNMATCH = {
+    "seed-7": (
+        2.921164530449536,
+        [0.9939392686351501, 0.001952389008939695, 0.00410834235591015],
+        0.12622601177505371,
+    ),
+    "seed-8": (
+        2.98924139621018,
+        [0.998491528824068, 0.0, 0.001508471175932003],
+        0.12791221226253383,
+    ),
+    "lenet-5-cifar-10": (1.4050995510502349, [1.0, 0.0, 0.0], 0.05977698891946031),
+}
+
+
+def mixnmatch_set(name):
+    if name == "lenet-5-cifar-10":
+        prob, labels = load_real(name)
+        return np.log(prob.astype(np.float64)), labels
+    rng = np.random.default_rng(int(name.removeprefix("seed-")))
+    n_samples, n_classes = 3000, 5
+    labels = rng.integers(0, n_classes, n_samples)
+    logits = 3.0 * (np.eye(n_classes)[labels] + rng.normal(size=(n_samples, n_classes)))
+    return logits, labels
+
+
+def entry_mse(prob, labels, sample_weight=None):
+    """The squared error to the one-hot labels, averaged over the rows and the K entries."""
+    errors = ((prob - np.eye(prob.shape[1])[labels]) ** 2).mean(axis=1)
+    return float(np.average(errors, weights=sample_weight))
+
+
+def ensemble_probs(logits, temperature, weights):
+    return (
+        weights[0] * softmax(logits / temperature, axis=1)
+        + weights[1] * softmax(logits, axis=1)
+        + weights[2] / logits.shape[1]
+    )
+
+
+@pytest.mark.parametrize("name", ["seed-7", "seed-8", "lenet-5-cifar-10"])
+def test_mse_matches_mixnmatch(name):
+    logits, labels = mixnmatch_set(name)
+    temperature, weights, loss = MIXNMATCH[name]
+    weights = np.array(weights)
+    model = EnsembleTemperatureScaling(loss="mse").fit(logits, labels)
+    assert_allclose(
+        entry_mse(ensemble_probs(logits, temperature, weights), labels), loss, rtol=1e-13
+    )
+
+    # Their optimisers (finite-difference gradients) stop near each stage's optimum: each
+    # stage's loss agrees to 1e-10 and ours is not above theirs; T and the weights agree to
+    # the accuracy of their stopping rules.
+    def tempered(t):
+        return entry_mse(softmax(logits / t, axis=1), labels)
+
+    assert tempered(model.temperature_) <= tempered(temperature) * (1 + 1e-15)
+    assert_allclose(tempered(model.temperature_), tempered(temperature), rtol=1e-12)
+    assert_allclose(model.temperature_, temperature, rtol=1e-6)
+    # The weights at their T: as the fit makes them at ours.
+    at_their_t = _fitted_mixing(_MixtureWeightBrier(logits, labels, temperature, None))
+    assert entry_mse(ensemble_probs(logits, temperature, at_their_t), labels) <= loss * (1 + 1e-15)
+    assert_allclose(at_their_t, weights, rtol=0, atol=1e-5)
+    assert_allclose(model.weights_, weights, rtol=0, atol=1e-5)
+    assert_allclose(entry_mse(model.predict_proba(logits), labels), loss, rtol=1e-10)
+
+
+def brier_components(logits, temperature):
+    return [
+        softmax(logits / temperature, axis=1),
+        softmax(logits, axis=1),
+        np.full(logits.shape, 1 / logits.shape[1]),
+    ]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_mse_fit_is_optimal(rng, weighted):
+    logits, labels = overconfident_logits(rng, n_samples=1500, n_classes=6)
+    sample_weight = rng.uniform(0.2, 3.0, size=len(labels)) if weighted else None
+    model = EnsembleTemperatureScaling(loss="mse").fit(logits, labels, sample_weight)
+    one_hot = np.eye(6)[labels]
+
+    # The temperature: the Brier score of softmax(z / T) is stationary there (central
+    # differences of the direct formula).
+    def tempered(temperature):
+        return entry_mse(softmax(logits / temperature, axis=1), labels, sample_weight)
+
+    step = 1e-5 * model.temperature_
+    slope = (tempered(model.temperature_ + step) - tempered(model.temperature_ - step)) / step
+    assert abs(slope) < 1e-8
+    # The weights: the KKT conditions on the simplex, from the gradient written out directly.
+    components = brier_components(logits, model.temperature_)
+    mixed = sum(w * c for w, c in zip(model.weights_, components, strict=True))
+    row_weights = np.ones(len(labels)) if sample_weight is None else sample_weight
+    gradient = np.array(
+        [
+            np.average(2 * ((mixed - one_hot) * c).sum(axis=1), weights=row_weights)
+            for c in components
+        ]
+    )
+    shifted = gradient - model.weights_ @ gradient
+    assert shifted.min() > -1e-10
+    assert np.abs(shifted[model.weights_ > 1e-9]).max() < 1e-10
+
+
+def test_mse_and_nll_fits_differ_and_nll_is_the_default(rng):
+    logits, labels = overconfident_logits(rng, n_samples=1500)
+    default = EnsembleTemperatureScaling().fit(logits, labels)
+    nll = EnsembleTemperatureScaling(loss="nll").fit(logits, labels)
+    mse = EnsembleTemperatureScaling(loss="mse").fit(logits, labels)
+    assert default.temperature_ == nll.temperature_
+    assert_array_equal(default.weights_, nll.weights_)
+    assert abs(mse.temperature_ - nll.temperature_) > 1e-3
+    assert entry_mse(mse.predict_proba(logits), labels) < entry_mse(
+        nll.predict_proba(logits), labels
+    )
+    assert negative_log_likelihood(nll.predict_proba(logits), labels) < negative_log_likelihood(
+        mse.predict_proba(logits), labels
+    )
+
+
+def test_invalid_loss():
+    with pytest.raises(ValueError, match=r"`loss` must be 'nll' or 'mse'; got 'ce'\."):
+        EnsembleTemperatureScaling(loss="ce").fit(np.eye(3), [0, 1, 2])
+
+
+def test_a_file_written_before_loss_still_loads(rng):
+    logits, labels = overconfident_logits(rng, n_samples=300)
+    model = EnsembleTemperatureScaling().fit(logits, labels)
+    description = model.to_dict()
+    del description["params"]["loss"]
+    loaded = EnsembleTemperatureScaling.from_dict(description)
+    assert loaded.loss == "nll"
+    assert_array_equal(loaded.predict_proba(logits), model.predict_proba(logits))

@@ -419,7 +419,7 @@ def test_all_zero_row_becomes_uniform():
         (
             IsotonicCalibration(mode="ovr"),
             ValueError,
-            r"`mode` must be 'one-vs-rest' or 'top-label'; got 'ovr'\.",
+            r"`mode` must be 'one-vs-rest' or 'top-label' or 'pooled'; got 'ovr'\.",
         ),
         (
             IsotonicCalibration(out_of_bounds="nan"),

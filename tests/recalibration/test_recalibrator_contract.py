@@ -64,11 +64,17 @@ class Case(NamedTuple):
 CASES = {
     "TemperatureScaling": Case(ct.TemperatureScaling, True),
     "EnsembleTemperatureScaling": Case(ct.EnsembleTemperatureScaling, True, 1e-6, 1e-8),
+    "EnsembleTemperatureScaling-mse": Case(
+        lambda: ct.EnsembleTemperatureScaling(loss="mse"), True, 1e-6, 1e-8
+    ),
     "VectorScaling": Case(ct.VectorScaling, True, 1e-6, 1e-8),
     "MatrixScaling": Case(ct.MatrixScaling, True, 1e-6, 1e-8),
     "DirichletCalibration": Case(ct.DirichletCalibration, False, 1e-6, 1e-8),
     "PlattScaling": Case(ct.PlattScaling, True, scale_invariant=False),
     "PlattScaling-plain": Case(lambda: ct.PlattScaling(smoothed_targets=False), True),
+    "PlattScaling-quadratic": Case(
+        lambda: ct.PlattScaling(quadratic=True), True, 1e-8, 1e-10, scale_invariant=False
+    ),
     "PlattScaling-probabilities": Case(
         lambda: ct.PlattScaling(input="probabilities"), False, scale_invariant=False
     ),
@@ -77,9 +83,16 @@ CASES = {
     "BetaCalibration-am": Case(lambda: ct.BetaCalibration("am"), False),
     "IsotonicCalibration": Case(ct.IsotonicCalibration, False),
     "IsotonicCalibration-top-label": Case(lambda: ct.IsotonicCalibration(mode="top-label"), False),
+    "IsotonicCalibration-centred": Case(lambda: ct.IsotonicCalibration(centred=True), False),
+    "IsotonicCalibration-pooled": Case(lambda: ct.IsotonicCalibration(mode="pooled"), False),
     "HistogramBinning": Case(ct.HistogramBinning, False),
     "HistogramBinning-equal-mass": Case(
         lambda: ct.HistogramBinning(adaptive_bins=True), False, duplicates=False
+    ),
+    # A weight is one point of the walk, duplicated rows are several (see its docstring).
+    "SplineCalibration": Case(ct.SplineCalibration, False, duplicates=False),
+    "SplineCalibration-one-vs-rest": Case(
+        lambda: ct.SplineCalibration(mode="one-vs-rest"), False, duplicates=False
     ),
 }
 
@@ -104,6 +117,7 @@ ALTERNATIVES = {
     ct.TemperatureScaling: {"temperature_bounds": (0.5, 2.0), "classes": ["a", "b", "c", "d"]},
     ct.EnsembleTemperatureScaling: {
         "temperature_bounds": (0.5, 2.0),
+        "loss": "mse",
         "classes": ["a", "b", "c", "d"],
     },
     ct.VectorScaling: {
@@ -136,15 +150,18 @@ ALTERNATIVES = {
     ct.PlattScaling: {
         "input": "probabilities",
         "smoothed_targets": False,
+        "quadratic": True,
         "classes": ["a", "b", "c", "d"],
     },
     ct.BetaCalibration: {"parameters": "am", "classes": ["a", "b", "c", "d"]},
     ct.IsotonicCalibration: {
         "mode": "top-label",
         "out_of_bounds": "raise",
+        "centred": True,
         "classes": ["a", "b", "c", "d"],
     },
     ct.HistogramBinning: {"bins": 3, "adaptive_bins": True, "classes": ["a", "b", "c", "d"]},
+    ct.SplineCalibration: {"knots": 3, "mode": "one-vs-rest", "classes": ["a", "b", "c", "d"]},
 }
 
 
@@ -391,6 +408,11 @@ def test_degenerate_calibration_sets_give_finite_normalised_probabilities(name, 
     assert_probabilities(estimator.predict_proba(test_X), test_X)
 
 
+# Settings under which a class warns of the set below: a top-label map by default has no
+# use for the class that never occurs, its one-vs-rest form warns of it.
+WARNING_SETTINGS = {ct.SplineCalibration: {"mode": "one-vs-rest"}}
+
+
 @by_class
 def test_fit_warnings_point_at_the_caller(cls):
     labels = np.arange(60) % 3  # class 3 never occurs, and the logits rank every label first
@@ -398,7 +420,7 @@ def test_fit_warnings_point_at_the_caller(cls):
     X = logits if cls in ON_LOGITS else softmax(logits, axis=1)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        cls().fit(X, labels)
+        cls(**WARNING_SETTINGS.get(cls, {})).fit(X, labels)
     assert record
     assert [warning.filename for warning in record] == [__file__] * len(record)
 
@@ -449,11 +471,13 @@ FLOAT_ATTRIBUTE = {
     ct.EnsembleTemperatureScaling: "weights_",
     ct.IsotonicCalibration: "breakpoint_values_",
     ct.HistogramBinning: "bin_probabilities_",
+    ct.SplineCalibration: "breakpoint_values_",
 }
 SHAPED_ATTRIBUTE = {
     ct.EnsembleTemperatureScaling: "weights_",
     ct.IsotonicCalibration: "breakpoint_offsets_",
     ct.HistogramBinning: "bin_probabilities_",
+    ct.SplineCalibration: "breakpoint_offsets_",
 }
 COEFFICIENTS = (ct.VectorScaling, ct.MatrixScaling, ct.DirichletCalibration)
 COEFFICIENTS += (ct.PlattScaling, ct.BetaCalibration)
@@ -598,7 +622,7 @@ RANGE_CASES = [
     (
         ct.IsotonicCalibration,
         set_first("mode_", "ovr"),
-        "`mode_` must be 'one-vs-rest' or 'top-label'; got 'ovr'.",
+        "`mode_` must be 'one-vs-rest' or 'top-label' or 'pooled'; got 'ovr'.",
     ),
     (
         ct.HistogramBinning,
@@ -614,6 +638,16 @@ RANGE_CASES = [
         ct.HistogramBinning,
         set_first("adaptive_bins_", 1),
         "`adaptive_bins_` must be True or False; got 1.",
+    ),
+    (
+        ct.SplineCalibration,
+        set_first("breakpoint_values_", 1.5),
+        "`breakpoint_values_` must be an array of finite numbers in [0, 1]; got 1.5.",
+    ),
+    (
+        ct.SplineCalibration,
+        set_first("breakpoints_", 0.99),
+        "`breakpoints_` must increase within each run",
     ),
 ]
 

@@ -38,6 +38,7 @@ ON_PROBABILITIES = [
     ct.BetaCalibration,
     ct.IsotonicCalibration,
     ct.HistogramBinning,
+    ct.SplineCalibration,
 ]
 
 # scikit-learn's own checks run on two classes, one for each kind of input: logits
