@@ -72,12 +72,14 @@ from calibration_toolbox.recalibration import (
     MatrixScaling,
     PlattScaling,
     Recalibrator,
+    RecalibratorSelection,
     SplineCalibration,
     TemperatureScaling,
     VectorScaling,
     VennAbersCalibration,
     load_recalibrator,
     refinement_decomposition,
+    select_recalibrator,
 )
 from calibration_toolbox.recalibration.refinement import RefinementDecomposition
 from calibration_toolbox.streaming import CalibrationAccumulator
@@ -123,6 +125,7 @@ __all__ = [
     "NotFittedError",
     "PlattScaling",
     "Recalibrator",
+    "RecalibratorSelection",
     "RefinementDecomposition",
     "RiskCoverageCurve",
     "Scores",
@@ -155,5 +158,6 @@ __all__ = [
     "refinement_decomposition",
     "risk_at_coverage",
     "risk_coverage_curve",
+    "select_recalibrator",
     "smooth_reliability_curve",
 ]

@@ -180,6 +180,7 @@ def render_report(
         _metric_section(report, results),
         _test_section(results),
         _parameter_section(results),
+        _selection_section(report.get("selection")),
         _figure_section(methods, pooled, figures, scores=report.get("input") == "scores"),
         *(
             _curve_section(_DIAGRAMS[diagram], drawn, figures)
@@ -617,6 +618,30 @@ def _parameter_section(results: list[Mapping[str, Any]]) -> str:
         "<h2>Parameters</h2>"
         f'<table id="parameters"><thead><tr>{head}</tr>'
         f"</thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _selection_section(selection: Mapping[str, Any] | None) -> str:
+    """``report --method auto``: the cross-validated score of each method, the chosen one."""
+    if not selection:
+        return ""
+    rows = []
+    for row in sorted(selection["table"], key=lambda row: row["mean"]):
+        chosen = "chosen" if row["name"] == selection["best"] else ""
+        rows.append(
+            f"<tr><th>{_text(row['name'])}</th><td>{_number(row['mean'])}</td>"
+            f'<td>{_number(row["spread"])}</td><td class="text">{chosen}</td></tr>'
+        )
+    caption = (
+        f"Mean {_text(selection['score'])} over {_text(selection['folds'])} folds of the fit "
+        f"rows (seed {_text(selection['seed'])}) and its spread (standard deviation) over "
+        "the folds; lower is better."
+    )
+    return (
+        "<h2>Method chosen by cross-validation</h2>"
+        f"<p>{caption}</p>"
+        '<table id="selection"><thead><tr><th>method</th><th>mean</th><th>spread</th>'
+        f"<th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 

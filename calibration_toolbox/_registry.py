@@ -124,6 +124,10 @@ class MetricSpec:
         The public metric a named setting calls.
     function : callable or None
         The public function, bound by :func:`metric` where it is defined.
+    higher_is_better : bool
+        Whether a larger value is better (a coverage, an AUROC); the calibration errors,
+        the scoring rules and the selective risks are losses (lower is better).  The
+        scikit-learn scorers take their sign from it.
     """
 
     name: str
@@ -143,6 +147,7 @@ class MetricSpec:
     options: Mapping[str, object] = field(default_factory=dict)
     of: str | None = None
     function: Callable | None = None
+    higher_is_better: bool = False
 
     @property
     def public(self) -> bool:
@@ -334,9 +339,15 @@ _TABLE: list[MetricSpec] = [
     MetricSpec("AURC", scores=True, not_streamed=_SELECTIVE, command_line="AURC"),
     MetricSpec("EAURC", scores=True, not_streamed=_SELECTIVE, command_line="EAURC"),
     MetricSpec("AUGRC", scores=True, not_streamed=_SELECTIVE, command_line="AUGRC"),
-    MetricSpec("coverage_at_risk", scores=True, not_streamed=_SELECTIVE),
+    MetricSpec("coverage_at_risk", scores=True, not_streamed=_SELECTIVE, higher_is_better=True),
     MetricSpec("risk_at_coverage", scores=True, not_streamed=_SELECTIVE),
-    MetricSpec("confidence_auroc", scores=True, not_streamed=_SELECTIVE, command_line="ConfAUROC"),
+    MetricSpec(
+        "confidence_auroc",
+        scores=True,
+        not_streamed=_SELECTIVE,
+        command_line="ConfAUROC",
+        higher_is_better=True,
+    ),
     MetricSpec(
         "brier_score",
         scores=True,

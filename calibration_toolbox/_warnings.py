@@ -14,7 +14,7 @@ import warnings
 
 from calibration_toolbox._errors import API_WORDS, Text
 
-__all__ = ["ProbabilitiesAsLogitsWarning", "warn"]
+__all__ = ["ProbabilitiesAsLogitsWarning", "UncalibratedBestWarning", "warn"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -34,6 +34,15 @@ class ProbabilitiesAsLogitsWarning(UserWarning):
 
     One category for the metrics' ``logits=True`` and the recalibrators' fits, so that a
     caller that has warned of it once (the command line, for a file) can leave out the rest.
+    """
+
+
+class UncalibratedBestWarning(UserWarning):
+    """The method chosen by cross-validation does not beat the uncalibrated predictions.
+
+    Issued by :func:`~calibration_toolbox.recalibration.select_recalibrator` (and so by
+    ``report --method auto``) when the best method's mean held-out score is not below the
+    uncalibrated one by more than the best method's spread over the folds.
     """
 
 

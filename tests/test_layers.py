@@ -64,6 +64,9 @@ LAYERS = (
     ("groups", ("groups",)),
     ("recalibration", ("recalibration.*", "recalibration")),
     ("public API", ("",)),
+    # scikit-learn's wrapper and scorers (scikit-learn imported where they run): above the
+    # recalibrators and the registry, imported by no module of the package.
+    ("scikit-learn", ("sklearn",)),
     # One module per input format, then the suffix table and the bundled example.
     ("readers", ("_csv", "_jsonl", "_parquet")),
     ("io", ("io", "io.*", "datasets")),

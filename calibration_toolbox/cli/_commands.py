@@ -34,12 +34,14 @@ from calibration_toolbox.cli._inputs import (
     warn_same_rows,
 )
 from calibration_toolbox.cli._methods import (
+    AUTO,
     Method,
     conversion_lines,
     fitted,
     method_input,
     method_of,
     parameters,
+    selected,
 )
 from calibration_toolbox.cli._options import (
     ApplyRequest,
@@ -65,6 +67,12 @@ __all__ = ["COMMANDS"]
 def _source(request: ReportRequest, warned: Warned):
     """The rows of the report: FILE read in blocks, or read whole (or the example)."""
     if streams(request):
+        if request.fit.methods == (AUTO,):
+            raise UsageError(
+                "--method auto needs FILE read whole, not in blocks (--stream, or arrays "
+                "above 128 MiB): its cross-validation refits every method on the fit rows; "
+                "add --in-memory."
+            )
         return InBlocks(request, warned)
     if request.block_rows is not None:
         whole = request.file.path or "the embedded example"
@@ -74,7 +82,11 @@ def _source(request: ReportRequest, warned: Warned):
         )
     inputs = load_inputs(request)
     groups = None if request.report.groups is None else read_groups(request, inputs)
-    return InMemory(inputs, request.report, request.fit.methods, groups)
+    methods, selection = request.fit.methods, None
+    if methods == (AUTO,):
+        fit = inputs.fit
+        methods, selection = selected(fit.predictions, fit.labels, inputs.logits, request.fit.seed)
+    return InMemory(inputs, request.report, methods, groups, selection)
 
 
 def run_report(request: ReportRequest, command: Sequence[str]) -> str:

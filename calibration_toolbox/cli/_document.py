@@ -10,8 +10,10 @@ line's words), ``accuracy`` (``mean_target`` and
 ``--per-class``) and ``tests`` (the tests with p-values of ``calibration_toolbox.stats``
 by name, each ``statistic``, ``sigma``, ``scaled_statistic`` and ``pvalue``, or null
 where the scores leave it undefined; only for files read whole: their walk sorts all the
-rows), then ``warnings``: those of the file (the rest).  Every number is the library's own
-call on the same arrays.
+rows), ``selection`` with ``--method auto`` (the cross-validated NLL on the fit rows: ``score``,
+``folds``, ``seed``, ``best`` and ``table``, one row per method with ``name``, ``mean``,
+``spread`` and ``fold_scores``), then ``warnings``: those of the file (the rest).  Every
+number is the library's own call on the same arrays.
 """
 
 from __future__ import annotations
@@ -248,7 +250,7 @@ def calibration_tests(prob, labels, logits: bool) -> dict[str, dict | None]:
 
 def header(source: Source, command: Sequence[str]) -> dict:
     """The document's first keys: the tool, the command, the file, ``n`` and the fit rows."""
-    options, fitting = source.options, bool(source.methods)
+    options, fitting = source.options, bool(source.methods) or source.selection is not None
     return {
         "tool": "calibration-toolbox",
         "version": __version__,
@@ -334,6 +336,8 @@ class Source(Protocol):
     blocks: dict | None
     options: ReportOptions
     methods: tuple[Method, ...]
+    selection: dict | None
+    """``--method auto``'s cross-validated table (``cli._methods.selected``), else None."""
 
     def uncalibrated(self) -> Column:
         """The column of the file's predictions."""
@@ -353,8 +357,10 @@ class InMemory:
         options: ReportOptions,
         methods: tuple[Method, ...],
         groups: np.ndarray | None = None,
+        selection: dict | None = None,
     ):
         test = inputs.test
+        self.selection = selection
         if isinstance(options.bins, str):  # --bins auto: one count for every number shown
             count = len(check_bins(options.bins, n_samples=len(test.labels))) - 1
             options = replace(options, bins=count, auto_bins=True)
@@ -454,6 +460,8 @@ def build_report(source: Source, command: Sequence[str], warned: Warned | None =
     if source.options.class_tables and not source.scores:
         report.class_tables = {}
     document["conversions"] = notes
+    if source.selection is not None:  # --method auto: the cross-validated table it chose from
+        document["selection"] = source.selection
     before = source.uncalibrated().entry(report, "uncalibrated")
     results = [{"method": "uncalibrated", "parameters": {}, "warnings": [], **before}]
     for method in source.methods:

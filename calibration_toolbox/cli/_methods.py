@@ -2,25 +2,29 @@
 
 Each method takes what its class documents: temperature, ensemble, vector and matrix
 scaling and Platt scaling (``input='logits'``, its default) take logits; Dirichlet, beta,
-isotonic calibration, histogram binning and spline calibration take probabilities.
-:func:`method_input` converts the file's predictions to that, and :func:`conversion_lines`
-says so in words.
+isotonic calibration, histogram binning, Venn-Abers and spline calibration take
+probabilities. :func:`method_input` converts the file's predictions to that, and
+:func:`conversion_lines` says so in words.  The table itself and the conversion live a
+layer below, in :mod:`calibration_toolbox.recalibration._methods` (the recalibration
+package chooses among the same methods); they are re-exported here for the command line's
+modules.
 """
 
 from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-import numpy as np
+from numpy.typing import NDArray
 
-from calibration_toolbox import _scipy, recalibration
-from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning
-from calibration_toolbox.recalibration import Recalibrator
+from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, UncalibratedBestWarning
+from calibration_toolbox.recalibration import Recalibrator, select_recalibrator
+from calibration_toolbox.recalibration._methods import METHODS, Method, method_input
 
 __all__ = [
+    "AUTO",
+    "AUTO_FOLDS",
     "METHODS",
     "Method",
     "conversion_lines",
@@ -30,57 +34,22 @@ __all__ = [
     "parameters",
     "parse_methods",
     "progress",
+    "selected",
 ]
 
-# A probability of exactly 0 becomes log(1e-300) = -690.8: finite logits whose softmax differs
-# from the probabilities by at most 1e-300 per entry.
-_LOG_FLOOR = 1e-300
+#: The folds of ``--method auto``'s cross-validation on the fit rows.
+AUTO_FOLDS = 5
 
 
-@dataclass(frozen=True)
-class Method:
-    """One recalibration method: its name, its class and what it is fitted on."""
-
-    name: str
-    title: str
-    factory: Callable[[], Recalibrator]
-    needs: str
-    """``'logits'`` or ``'probabilities'``: what the class's ``fit`` and ``predict_proba`` take."""
+def _resolved_later() -> Recalibrator:
+    raise RuntimeError("--method auto is resolved to a method before any fit")
 
 
-METHODS: dict[str, Method] = {
-    method.name: method
-    for method in (
-        Method("temperature", "temperature scaling", recalibration.TemperatureScaling, "logits"),
-        Method(
-            "ensemble",
-            "ensemble temperature scaling",
-            recalibration.EnsembleTemperatureScaling,
-            "logits",
-        ),
-        Method("vector", "vector scaling", recalibration.VectorScaling, "logits"),
-        Method("matrix", "matrix scaling", recalibration.MatrixScaling, "logits"),
-        Method(
-            "dirichlet",
-            "Dirichlet calibration",
-            recalibration.DirichletCalibration,
-            "probabilities",
-        ),
-        Method("platt", "Platt scaling", recalibration.PlattScaling, "logits"),
-        Method("beta", "beta calibration", recalibration.BetaCalibration, "probabilities"),
-        Method(
-            "isotonic", "isotonic calibration", recalibration.IsotonicCalibration, "probabilities"
-        ),
-        Method("histogram", "histogram binning", recalibration.HistogramBinning, "probabilities"),
-        Method(
-            "venn-abers",
-            "Venn-Abers calibration",
-            recalibration.VennAbersCalibration,
-            "probabilities",
-        ),
-        Method("spline", "spline calibration", recalibration.SplineCalibration, "probabilities"),
-    )
-}
+#: ``--method auto``: a stand-in, replaced by the method :func:`selected` chooses once the
+#: fit rows are read.
+AUTO = Method(
+    "auto", "the method chosen by cross-validation on the fit rows", _resolved_later, "logits"
+)
 
 
 def parse_methods(text: str | None) -> tuple[Method, ...]:
@@ -88,10 +57,18 @@ def parse_methods(text: str | None) -> tuple[Method, ...]:
     if text is None:
         return ()
     methods = {}
-    for name in (name.strip().lower() for name in text.split(",")):
+    names = [name.strip().lower() for name in text.split(",")]
+    if AUTO.name in names:
+        if len(names) > 1:
+            raise ValueError(
+                "--method auto chooses one method by cross-validation on the fit rows; "
+                "give it alone."
+            )
+        return (AUTO,)
+    for name in names:
         if name not in METHODS:
             raise ValueError(
-                f"--method: unknown method {name!r}; valid names: {', '.join(METHODS)}."
+                f"--method: unknown method {name!r}; valid names: {', '.join(METHODS)}, auto."
             )
         methods.setdefault(name, METHODS[name])
     return tuple(methods.values())
@@ -123,27 +100,6 @@ def _conversion(needs: str, logits: bool, one_column: bool) -> str | None:
     return "the probabilities softmax(z) of the logits (--logits)"
 
 
-def method_input(predictions: np.ndarray, method: Method, logits: bool) -> np.ndarray:
-    """The predictions as ``method`` takes them (see :func:`conversion_lines`).
-
-    A single column (P(y = 1), the log-odds, or ``--scores``) stays one column: every
-    recalibrator reads a 1-D array as a binary task.  float64 first, as 1e-300 is 0 in
-    float32.
-    """
-    if logits == (method.needs == "logits"):
-        return predictions
-    values = np.asarray(predictions, dtype=np.float64)
-    if method.needs == "probabilities":
-        return (
-            _scipy.special.expit(values)
-            if values.ndim == 1
-            else _scipy.special.softmax(values, axis=1)
-        )
-    if values.ndim == 1:
-        return np.log(np.maximum(values, _LOG_FLOOR)) - np.log(np.maximum(1 - values, _LOG_FLOOR))
-    return np.log(np.maximum(values, _LOG_FLOOR))
-
-
 def conversion_lines(
     methods: Sequence[Method], logits: bool, one_column: bool, done: str = "fitted on"
 ) -> list[str]:
@@ -171,7 +127,7 @@ def progress(text: str) -> None:
         sys.stderr.flush()
 
 
-def fitted(method: Method, predictions: np.ndarray, labels: np.ndarray, logits: bool):
+def fitted(method: Method, predictions: NDArray, labels: NDArray, logits: bool):
     """``method`` fitted on the predictions (converted as it needs them) and labels.
 
     With ``logits`` (``--logits``), the file's own check has said already if its rows look
@@ -185,6 +141,38 @@ def fitted(method: Method, predictions: np.ndarray, labels: np.ndarray, logits: 
             return method.factory().fit(method_input(predictions, method, logits), labels)
     finally:
         progress("")
+
+
+def selected(
+    predictions: NDArray, labels: NDArray, logits: bool, seed: int
+) -> tuple[tuple[Method, ...], dict]:
+    """``--method auto``: the method of least cross-validated NLL on the fit rows.
+
+    :func:`~calibration_toolbox.recalibration.select_recalibrator` over every method of
+    :data:`METHODS` on :data:`AUTO_FOLDS` folds shuffled by ``seed``; returns the chosen
+    method (none when the uncalibrated predictions score best) and the document's
+    ``selection`` entry (the table).  The folds' fits warn as the refit on all the fit
+    rows does, so their warnings are left out; that the best does not beat the
+    uncalibrated predictions beyond its spread is warned of.
+    """
+    progress(f"choosing a method by {AUTO_FOLDS}-fold cross-validation on {len(labels):,} rows")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("always", UncalibratedBestWarning)
+            result = select_recalibrator(
+                predictions, labels, logits=logits, cv=AUTO_FOLDS, random_state=seed
+            )
+    finally:
+        progress("")
+    selection = {
+        "score": "NLL",
+        "folds": AUTO_FOLDS,
+        "seed": seed,
+        "best": result.best,
+        "table": result.table(),
+    }
+    return (() if result.recalibrator is None else (METHODS[result.best],)), selection
 
 
 def parameters(model: Recalibrator) -> dict[str, object]:

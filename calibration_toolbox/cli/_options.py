@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from calibration_toolbox.cli._methods import METHODS, Method, parse_methods
+from calibration_toolbox.cli._methods import AUTO, METHODS, Method, parse_methods
 from calibration_toolbox.cli._metrics import RESAMPLED_DIAGRAMS, Metric, parse_metrics
 from calibration_toolbox.cli._parser import UsageError
 
@@ -348,11 +348,12 @@ def _metrics(args: argparse.Namespace) -> tuple[Metric, ...]:
 def _check_seed(args: argparse.Namespace, fit: FitOptions, diagrams: tuple[str, ...]) -> None:
     """``--seed`` only where something is drawn at random: the split, the bootstrap, a band."""
     split = fit.methods and not fit.apart and args.path is not None
+    split = split or fit.methods == (AUTO,)  # the folds of --method auto's cross-validation
     resampled = any(diagram in RESAMPLED_DIAGRAMS for diagram in diagrams)
     if args.seed is not None and not (split or args.ci or resampled):
         raise UsageError(
-            "--seed seeds --split, --ci and the bands of the CORP and smooth diagrams; it "
-            "means nothing without them."
+            "--seed seeds --split, --method auto's folds, --ci and the bands of the CORP and "
+            "smooth diagrams; it means nothing without them."
         )
 
 

@@ -146,6 +146,13 @@ _FILES_HELP = [
     ),
 ]
 
+
+def _taking(needs: str) -> str:
+    """The names of the methods fitted on ``needs`` (logits or probabilities), in words."""
+    names = [method.name for method in METHODS.values() if method.needs == needs]
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
 _METHODS_HELP = [
     "recalibration:",
     _fill(
@@ -157,13 +164,10 @@ _METHODS_HELP = [
         "whose i-th output of SplitMix64 seeded with SEED, as a number in [0, 1), is below "
         "FRACTION (--split FRACTION --seed SEED; default 0.5 and 0: about FRACTION of the "
         "rows, the same rows whether FILE is read whole or in blocks), and reports the "
-        "other rows before and after; --recalibrate is --method temperature. temperature, "
-        "ensemble, "
-        "vector, matrix and platt take logits: probabilities are given as log(p) (a single "
+        "other rows before and after; --recalibrate is --method temperature. "
+        f"{_taking('logits')} take logits: probabilities are given as log(p) (a single "
         "column P(y = 1) as the log-odds log(p / (1 - p)); zeros floored at 1e-300). "
-        "dirichlet, beta, isotonic, histogram, spline and venn-abers take probabilities: "
-        "logits are "
-        "given as "
+        f"{_taking('probabilities')} take probabilities: logits are given as "
         "softmax(z) (a single column as sigmoid(z)). The report says which conversion it "
         "made. With --scores the recalibrated scores are reported as scores. Methods "
         "fitted on the very rows they are scored on (the same file with the same keys, or "
@@ -171,7 +175,10 @@ _METHODS_HELP = [
         "lowers the accuracy of the scored rows beyond chance (McNemar's exact test on the "
         "rows it turns wrong and right, p < 0.01). Every warning is one line on stderr, and "
         "is in the JSON document and the HTML page: a method's in its entry, the file's at "
-        "the top."
+        "the top. --method auto fits every method on 5 stratified folds of the fit rows "
+        "(shuffled by --seed), reports the one of least mean held-out NLL and lists each "
+        "method's mean and spread over the folds (a warning when the best does not beat "
+        "the uncalibrated predictions by more than its spread); FILE is read whole."
     ),
 ]
 
@@ -318,7 +325,9 @@ def _add_report(commands) -> None:
         "--n-resamples", type=_positive_int, metavar="R", help="bootstrap resamples (200)"
     )
     report.add_argument(
-        "--method", metavar="NAMES", help="comma-separated methods (see recalibration)"
+        "--method",
+        metavar="NAMES",
+        help="comma-separated methods, or auto (see recalibration)",
     )
     report.add_argument("--recalibrate", action="store_true", help="same as --method temperature")
     report.add_argument("--fit-on", metavar="FILE", help="fit the methods on this file")

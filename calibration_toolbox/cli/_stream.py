@@ -110,6 +110,8 @@ class InBlocks:
     of the report.  Made, the report pass is done: every column holds its sums.
     """
 
+    selection = None  # --method auto needs the rows read whole
+
     def __init__(self, request: ReportRequest, warned: Warned):
         self.file, self.logits, self.scores = (
             request.file.path,

@@ -196,12 +196,29 @@ def table_text(report: Report) -> str:
             f" {_CLASS_WISE_DEFAULTS} are omitted: they need one column per class.)",
         ]
     lines += _parameter_lines(results)
+    if "selection" in document:
+        lines += selection_lines(document["selection"])
     if "per_class" in results[0]:
         lines += _per_class_lines(results)
     lines += ["", f"({_LEGEND})"]
     for name, table in report.tables.items():
         lines += ["", *diagram_lines(name, table, scores)]
     return "\n".join(lines)
+
+
+def selection_lines(selection: dict) -> list[str]:
+    """``--method auto``'s table: the cross-validated NLL of each method on the fit rows."""
+    rows = selection["table"]
+    width = max(len(row["name"]) for row in rows) + 2
+    lines = [
+        "",
+        f"--method auto: mean {selection['score']} over {selection['folds']} folds of the fit "
+        f"rows (--seed {selection['seed']}), +- the spread (standard deviation) over the folds:",
+    ]
+    for row in sorted(rows, key=lambda row: row["mean"]):
+        chosen = "  <- chosen" if row["name"] == selection["best"] else ""
+        lines.append(f"  {row['name']:<{width}}{row['mean']:.6f} +- {row['spread']:.6f}{chosen}")
+    return lines
 
 
 def csv_text(report: Report) -> str:

@@ -10,6 +10,7 @@ from calibration_toolbox.recalibration.linear import (
 )
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
 from calibration_toolbox.recalibration.refinement import refinement_decomposition
+from calibration_toolbox.recalibration.select import RecalibratorSelection, select_recalibrator
 from calibration_toolbox.recalibration.spline import SplineCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 from calibration_toolbox.recalibration.venn_abers import VennAbersCalibration
@@ -23,10 +24,12 @@ __all__ = [
     "MatrixScaling",
     "PlattScaling",
     "Recalibrator",
+    "RecalibratorSelection",
     "SplineCalibration",
     "TemperatureScaling",
     "VectorScaling",
     "VennAbersCalibration",
     "load_recalibrator",
     "refinement_decomposition",
+    "select_recalibrator",
 ]

@@ -305,10 +305,13 @@ REFUSED = {
     ),
     "--split without --method": (["--split", "0.3"], "--split chooses the rows to fit on"),
     "--recalibrate with --method": (["--recalibrate", "--method", "vector"], "--recalibrate is"),
-    "--seed alone": (["--seed", "3"], "--seed seeds --split, --ci and the bands of the CORP"),
+    "--seed alone": (
+        ["--seed", "3"],
+        "--seed seeds --split, --method auto.s folds, --ci and the bands of the CORP",
+    ),
     "--seed, a diagram without a figure": (
         ["--seed", "3", "--metrics", "SmoothECE"],
-        "--seed seeds --split, --ci and the bands",
+        "--seed seeds --split, --method auto.s folds, --ci and the bands",
     ),
     "--n-resamples without --ci": (["--n-resamples", "9"], "--n-resamples is the number"),
     "--per-class with --scores": (["--scores", "--per-class"], "--per-class needs one column"),

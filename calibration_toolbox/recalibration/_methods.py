@@ -1,0 +1,119 @@
+"""The recalibration methods by name, what each is fitted on, and that input from predictions.
+
+The one home of the method table: the command line's ``--method`` names,
+:func:`~calibration_toolbox.recalibration.select_recalibrator`'s default candidates and
+``CalibratedClassifier(method=<name>)`` all read :data:`METHODS`, so a method added here
+joins all three.
+
+Each method takes what its class documents: temperature, ensemble, vector and matrix
+scaling and Platt scaling (``input='logits'``, its default) take logits; Dirichlet, beta,
+isotonic calibration, histogram binning, Venn-Abers and spline calibration take
+probabilities. :func:`method_input` converts predictions to that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from calibration_toolbox import _scipy
+from calibration_toolbox._errors import InputTypeError
+from calibration_toolbox.recalibration._base import Recalibrator
+from calibration_toolbox.recalibration.binary import BetaCalibration, PlattScaling
+from calibration_toolbox.recalibration.ensemble import EnsembleTemperatureScaling
+from calibration_toolbox.recalibration.linear import (
+    DirichletCalibration,
+    MatrixScaling,
+    VectorScaling,
+)
+from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
+from calibration_toolbox.recalibration.spline import SplineCalibration
+from calibration_toolbox.recalibration.temperature import TemperatureScaling
+from calibration_toolbox.recalibration.venn_abers import VennAbersCalibration
+
+__all__ = ["LOG_FLOOR", "METHODS", "Method", "converted", "input_of", "method_input"]
+
+#: A probability of exactly 0 becomes log(1e-300) = -690.8: finite logits whose softmax
+#: differs from the probabilities by at most 1e-300 per entry.
+LOG_FLOOR = 1e-300
+
+
+@dataclass(frozen=True)
+class Method:
+    """One recalibration method: its name, its class and what it is fitted on."""
+
+    name: str
+    title: str
+    factory: Callable[[], Recalibrator]
+    needs: str
+    """``'logits'`` or ``'probabilities'``: what the class's ``fit`` and ``predict_proba`` take."""
+
+
+METHODS: dict[str, Method] = {
+    method.name: method
+    for method in (
+        Method("temperature", "temperature scaling", TemperatureScaling, "logits"),
+        Method("ensemble", "ensemble temperature scaling", EnsembleTemperatureScaling, "logits"),
+        Method("vector", "vector scaling", VectorScaling, "logits"),
+        Method("matrix", "matrix scaling", MatrixScaling, "logits"),
+        Method("dirichlet", "Dirichlet calibration", DirichletCalibration, "probabilities"),
+        Method("platt", "Platt scaling", PlattScaling, "logits"),
+        Method("beta", "beta calibration", BetaCalibration, "probabilities"),
+        Method("isotonic", "isotonic calibration", IsotonicCalibration, "probabilities"),
+        Method("histogram", "histogram binning", HistogramBinning, "probabilities"),
+        Method("venn-abers", "Venn-Abers calibration", VennAbersCalibration, "probabilities"),
+        Method("spline", "spline calibration", SplineCalibration, "probabilities"),
+    )
+}
+
+
+def input_of(model: Recalibrator, argument: str = "method") -> str:
+    """``'logits'`` or ``'probabilities'``: what an (unfitted or fitted) recalibrator takes.
+
+    The class's entry of :data:`METHODS` (a subclass takes what its base does), except for
+    Platt scaling, whose ``input`` parameter says it.  Any other object is refused with a
+    ``TypeError`` naming ``argument``.
+    """
+    if isinstance(model, PlattScaling):
+        return "probabilities" if model.input == "probabilities" else "logits"
+    for method in METHODS.values():
+        if isinstance(model, method.factory):
+            return method.needs
+    raise InputTypeError(
+        "{argument} must be a recalibrator of the package or one of the names {names}; "
+        "got {value}.",
+        argument=argument,
+        names=", ".join(METHODS),
+        value=type(model).__name__,
+    )
+
+
+def method_input(predictions: NDArray, method: Method, logits: bool) -> NDArray:
+    """The predictions as ``method`` takes them (:func:`converted` to ``method.needs``)."""
+    return converted(predictions, method.needs, logits)
+
+
+def converted(predictions: NDArray, needs: str, logits: bool) -> NDArray:
+    """The predictions as a method that takes ``needs`` (logits or probabilities) takes them.
+
+    ``logits`` says what ``predictions`` hold.  Probabilities become logits as
+    ``log(max(p, 1e-300))`` (a single column P(y = 1): the log-odds
+    ``log(p) - log(1 - p)``, both floored); logits become probabilities by a softmax (a
+    single column: the sigmoid).  A single column stays one column: every recalibrator
+    reads a 1-D array as a binary task.  float64 first, as 1e-300 is 0 in float32.
+    """
+    if logits == (needs == "logits"):
+        return predictions
+    values = np.asarray(predictions, dtype=np.float64)
+    if needs == "probabilities":
+        return (
+            _scipy.special.expit(values)
+            if values.ndim == 1
+            else _scipy.special.softmax(values, axis=1)
+        )
+    if values.ndim == 1:
+        return np.log(np.maximum(values, LOG_FLOOR)) - np.log(np.maximum(1 - values, LOG_FLOOR))
+    return np.log(np.maximum(values, LOG_FLOOR))
