@@ -107,6 +107,7 @@ PUBLIC_MODULES = {
     "calibration_toolbox.plot": "Plots",
     "calibration_toolbox.binning": "Binning",
     "calibration_toolbox.scores": "One score per row",
+    "calibration_toolbox.sklearn": "scikit-learn: a calibrated classifier and scorers",
 }
 
 

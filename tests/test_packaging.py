@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import calibration_toolbox as ct
-from calibration_toolbox import io, plot, recalibration, stats, streaming
+from calibration_toolbox import io, plot, recalibration, sklearn, stats, streaming
 from calibration_toolbox.datasets import load_example
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def test_the_citation_file_names_the_package_version():
 
 
 def _public_names() -> set[str]:
-    modules = [ct, recalibration, stats, io, streaming, plot]
+    modules = [ct, recalibration, stats, io, streaming, plot, sklearn]
     return {name for module in modules for name in module.__all__} - {"__version__"}
 
 

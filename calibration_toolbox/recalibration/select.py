@@ -56,6 +56,16 @@ class RecalibratorSelection:
     needs: str | None
     folds: NDArray
 
+    def __repr__(self) -> str:
+        """The table in a few lines: each method's mean score and spread, and the choice."""
+        width = max(len(name) for name in self.names)
+        lines = [f"RecalibratorSelection(score={self.score!r}, best={self.best!r})"]
+        lines += [
+            f"  {name:<{width}}  {mean:.6g} (spread {spread:.3g})"
+            for name, mean, spread in zip(self.names, self.mean, self.spread, strict=True)
+        ]
+        return "\n".join(lines)
+
     def table(self) -> list[dict[str, Any]]:
         """One row per method: ``name``, ``mean``, ``spread`` and ``fold_scores`` (floats)."""
         return [
@@ -142,7 +152,7 @@ def select_recalibrator(
     cv: int = 5,
     score: str = "log",
     sample_weight: ArrayLike | None = None,
-    random_state: Any = None,
+    random_state: Any = 0,
 ) -> RecalibratorSelection:
     r"""Choose a recalibration method by its cross-validated held-out score.
 
@@ -182,8 +192,9 @@ def select_recalibrator(
         The held-out score.
     sample_weight : array-like, shape (N,), optional
         Row weights, of the fits and of the scores.
-    random_state : None, int or numpy.random.Generator
-        The shuffle of the folds.
+    random_state : None, int or numpy.random.Generator, default 0
+        The shuffle of the folds: the same folds, so the same table, on every call by
+        default (as the command line's ``--seed``); ``None`` draws fresh folds.
 
     Returns
     -------
