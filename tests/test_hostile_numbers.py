@@ -17,6 +17,7 @@ from calibration_toolbox import CalibrationAccumulator, Scores, recalibration, s
 from calibration_toolbox import _registry as registry
 from calibration_toolbox._limits import MAX_FIT_LOGIT
 from calibration_toolbox.metrics._intervals import EXACT_BAND_COUNT, _large_count_quantile
+from calibration_toolbox.recalibration._methods import METHODS
 from tests.bounded import run_bounded
 from tests.registry_calls import with_groups
 
@@ -73,16 +74,16 @@ WEIGHTED_METRICS = [
     for row in registry.public()
 ]
 #: recalibrators fitted on probabilities; the others take logits
+#: what each class is fitted on: the method table's fact (one home)
 _ON_PROBABILITIES = {
-    "BetaCalibration",
-    "DirichletCalibration",
-    "HistogramBinning",
-    "IsotonicCalibration",
+    method.factory.__name__ for method in METHODS.values() if method.needs == "probabilities"
 }
 RECALIBRATORS = [
     pytest.param(getattr(recalibration, name), name in _ON_PROBABILITIES, id=name)
     for name in recalibration.__all__
-    if isinstance(getattr(recalibration, name), type) and name != "Recalibrator"
+    if isinstance(getattr(recalibration, name), type)
+    and issubclass(getattr(recalibration, name), recalibration.Recalibrator)
+    and name != "Recalibrator"
 ]
 MASKED = "is a masked array \\(numpy.ma\\), whose mask would be ignored"
 
@@ -141,6 +142,7 @@ def test_every_recalibrator_refuses_masked_arrays(recalibrator, on_probabilities
 COUNTED = {"TCE", "CWCE", "ACE", "TACE", "ECESweep", "calibration_table", "PlattScaling"}
 COUNTED |= {"multilabel_calibration_table"}  # its counts are the weights' sums, as read
 COUNTED |= {"calibration_slope_intercept", "hosmer_lemeshow"}
+COUNTED |= {"VennAbersCalibration"}  # its test row weighs one row: weights are counts
 EXTREME_WEIGHTS = [1e308, 1e-310, 5e-324]
 SCALE_FREE = [case for case in WEIGHTED_METRICS if case.values[0].__name__ not in COUNTED]
 

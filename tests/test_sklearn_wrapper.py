@@ -245,7 +245,7 @@ def test_inputs_are_not_mutated_and_params_clone():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"method": "venn-abers"}, ValueError, "`method` must be a recalibrator or one of"),
+        ({"method": "bayesian-binning"}, ValueError, "`method` must be a recalibrator or one of"),
         ({"method": LogisticRegression()}, TypeError, "`method` must be a recalibrator"),
         ({"ensemble": "yes"}, TypeError, "`ensemble` must be True or False"),
         ({"cv": 400}, ValueError, "`cv`: 400-fold cross-validation needs at least 400 rows"),

@@ -10,7 +10,11 @@ from calibration_toolbox.recalibration.linear import (
 )
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
 from calibration_toolbox.recalibration.refinement import refinement_decomposition
-from calibration_toolbox.recalibration.select import RecalibratorSelection, select_recalibrator
+from calibration_toolbox.recalibration.select import (
+    RecalibratorSelection,
+    UncalibratedBestWarning,
+    select_recalibrator,
+)
 from calibration_toolbox.recalibration.spline import SplineCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 from calibration_toolbox.recalibration.venn_abers import VennAbersCalibration
@@ -27,6 +31,7 @@ __all__ = [
     "RecalibratorSelection",
     "SplineCalibration",
     "TemperatureScaling",
+    "UncalibratedBestWarning",
     "VectorScaling",
     "VennAbersCalibration",
     "load_recalibrator",

@@ -552,9 +552,10 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         Multi-label task: ``X`` holds one logit per label (N, K), ``y`` an (N, K) 0/1 label
         matrix (a 2-D ``y`` is read so only when this is True), and each label has its
         own ``T_k``, fitted as ``K`` independent binary fits of ``sigmoid(z_k / T_k)``
-        (:func:`label_temperatures`); ``predict_proba`` gives the independent sigmoids,
-        ``predict`` the 0/1 matrix ``p >= 1/2``, ``score`` the mean over the labels of the
-        mean binary log-likelihood.  ``fit`` on NumPy arrays only, without ``classes``.
+        (``recalibration.temperature.label_temperatures``); ``predict_proba`` gives the
+        independent sigmoids, ``predict`` the 0/1 matrix ``p >= 1/2``, ``score`` the mean
+        over the labels of the mean binary log-likelihood.  ``fit`` on NumPy arrays only,
+        without ``classes``.
 
     classes : sequence of str (or of numbers), optional
         Names of the classes, in the column order of ``X``: ``y`` is then given as names

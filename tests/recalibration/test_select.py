@@ -146,7 +146,7 @@ def test_the_default_methods_are_the_method_table():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"methods": ["venn-abers"]}, ValueError, "`methods`: unknown method 'venn-abers'"),
+        ({"methods": ["bbq"]}, ValueError, "`methods`: unknown method 'bbq'"),
         ({"methods": "temperature"}, TypeError, "`methods` must be a sequence"),
         ({"methods": []}, ValueError, "`methods` must name at least one method"),
         ({"methods": ["platt", "platt"]}, ValueError, "each once"),
