@@ -167,8 +167,9 @@ def select_recalibrator(
     the best method is the one of least :math:`\bar s_m`, refitted on all rows.  The score
     is the negative log-likelihood (``'log'``: ``-Recalibrator.score``, exact from logits,
     see :func:`~calibration_toolbox.negative_log_likelihood`) or the Brier score
-    (``'brier'``); lower is better.  An :class:`UncalibratedBestWarning` is issued when
-    the best does not beat the uncalibrated predictions beyond its spread,
+    (``'brier'``); lower is better.  An
+    :class:`~calibration_toolbox.recalibration.UncalibratedBestWarning` is issued when the
+    best does not beat the uncalibrated predictions beyond its spread,
     :math:`\bar s_{\mathrm{uncal}} - \bar s_{\mathrm{best}} \le \sigma_{\mathrm{best}}`.
 
     Each method gets the predictions as it takes them (logits or probabilities, converted
