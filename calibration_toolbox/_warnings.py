@@ -40,7 +40,7 @@ class ProbabilitiesAsLogitsWarning(UserWarning):
 class UncalibratedBestWarning(UserWarning):
     """The method chosen by cross-validation does not beat the uncalibrated predictions.
 
-    Issued by :func:`~calibration_toolbox.recalibration.select_recalibrator` (and so by
+    Issued by :func:`~calibration_toolbox.select_recalibrator` (and so by
     ``report --method auto``) when the best method's mean held-out score is not below the
     uncalibrated one by more than the best method's spread over the folds.
     """
