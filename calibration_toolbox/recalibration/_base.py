@@ -61,6 +61,7 @@ __all__ = [
     "log_in_place",
     "normalised_probs",
     "number_field",
+    "short_list",
 ]
 
 # The built-in recalibrators by class name: a file names its class, and only these (or the
@@ -763,6 +764,11 @@ def _init_arguments(target: type[Recalibrator], params: object) -> dict[str, Any
         else value
         for name, value in params.items()
     }
+
+
+def short_list(items: list[int]) -> str:
+    """Class or label indices for a message: the first ten, and how many more."""
+    return str(items) if len(items) <= 10 else f"{items[:10]} and {len(items) - 10} more"
 
 
 def normalised_probs(columns: NDArray) -> NDArray:

@@ -42,7 +42,9 @@ from calibration_toolbox.recalibration._base import (
     choice_field,
     log_in_place,
     normalised_probs,
+    short_list,
 )
+from calibration_toolbox.recalibration.temperature import label_log_likelihood
 
 __all__ = ["BETA_EPS", "BetaCalibration", "PlattScaling"]
 
@@ -616,7 +618,7 @@ class _OneVsRestLogistic(Recalibrator):
             if binary:
                 text = f"only class {1 - absent[0]} occurs in {{y}}"
             else:
-                text = f"class(es) {_short_list(absent)} never occur in {{y}}"
+                text = f"class(es) {short_list(absent)} never occur in {{y}}"
             warn(
                 Text(
                     text + ", so a {name} fit sees a single label and pushes the missing "
@@ -626,7 +628,7 @@ class _OneVsRestLogistic(Recalibrator):
                 )
             )
         if unbounded:
-            subject = "the two classes" if binary else f"class(es) {_short_list(unbounded)}"
+            subject = "the two classes" if binary else f"class(es) {short_list(unbounded)}"
             warn(
                 f"the calibration scores separate {subject} from the rest perfectly, so the "
                 f"maximum-likelihood {name} map lies at infinity; the fit was stopped at a "
@@ -663,7 +665,7 @@ def _warn_labels(single: list[int], unbounded: list[int]) -> None:
                 "label(s) {which} of {y} hold a single value (always 0 or always 1), so the "
                 "PlattScaling fit pushes their calibrated probability towards it as far as "
                 "the map allows. Calibrate on a set where every label occurs and is absent.",
-                fields={"which": _short_list(single)},
+                fields={"which": short_list(single)},
             )
         )
     if unbounded:
@@ -673,13 +675,9 @@ def _warn_labels(single: list[int], unbounded: list[int]) -> None:
                 "maximum-likelihood Platt map lies at infinity; the fit was stopped at a "
                 "bound (a near-step map). More calibration data or smoothed targets give a "
                 "finite fit.",
-                fields={"which": _short_list(unbounded)},
+                fields={"which": short_list(unbounded)},
             )
         )
-
-
-def _short_list(items: list[int]) -> str:
-    return str(items) if len(items) <= 10 else f"{items[:10]} and {len(items) - 10} more"
 
 
 def _platt_terms(name: str, state: dict[str, Any]) -> Text | None:
@@ -924,12 +922,7 @@ class PlattScaling(_OneVsRestLogistic):
         """Mean log-likelihood; (multi-label) the mean over the labels of each label's."""
         if not self._per_label:
             return super().score(X, y, sample_weight)
-        checked = iv.check_multilabel(self(X), y, logits=True, names=("X", "y"))
-        weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
-        signed = np.where(checked.targets == 1, checked.log_odds, -checked.log_odds)
-        log_likelihood = _scipy.special.log_expit(signed)
-        means = log_likelihood.mean(axis=0) if weights is None else weights @ log_likelihood
-        return float(means.mean() if weights is None else means.mean() / weights.sum())
+        return label_log_likelihood(self(X), y, sample_weight)
 
     def _input_kind(self, params: dict[str, Any]) -> str:
         return params["input"]

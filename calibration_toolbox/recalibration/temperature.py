@@ -23,6 +23,7 @@ from calibration_toolbox.recalibration._base import (
     Recalibrator,
     integer_field,
     number_field,
+    short_list,
 )
 from calibration_toolbox.recalibration._sources import block_opener, checked_blocks, checked_part
 
@@ -669,7 +670,7 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
                     "at T -> inf for one they carry no information about); T is set to the "
                     "nearest bound there.",
                     fields={
-                        "which": _short_labels(np.flatnonzero(at_bound).tolist()),
+                        "which": short_list(np.flatnonzero(at_bound).tolist()),
                         "low": low,
                         "high": high,
                     },
@@ -701,11 +702,7 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         """Mean log-likelihood; (multi-label) the mean over the labels of each label's."""
         if not self._per_label:
             return super().score(X, y, sample_weight)
-        checked = iv.check_multilabel(self(X), y, logits=True, names=("X", "y"))
-        weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
-        ones = np.ones(checked.targets.shape[1])
-        loss = _LabelNLL(checked.log_odds, checked.targets, weights).sums(ones, loss=True)[0]
-        return -float(loss.mean())
+        return label_log_likelihood(self(X), y, sample_weight)
 
     def fit_blocks(self, source: object) -> TemperatureScaling:
         """Fit ``T`` on calibration data read block by block from ``source``.
@@ -758,8 +755,20 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         return logits / logits.dtype.type(self.temperature_)
 
 
-def _short_labels(items: list[int]) -> str:
-    return str(items) if len(items) <= 10 else f"{items[:10]} and {len(items) - 10} more"
+def label_log_likelihood(
+    calibrated_logits: NDArray, y: ArrayLike, sample_weight: ArrayLike | None
+) -> float:
+    """A per-label recalibrator's ``score``, from its calibrated logits (N, K).
+
+    The mean over the labels of each label's weighted mean binary log-likelihood of
+    ``sigmoid(calibrated_logits)`` against the 0/1 matrix ``y``, in float64 row blocks as the
+    fit's passes.
+    """
+    checked = iv.check_multilabel(calibrated_logits, y, logits=True, names=("X", "y"))
+    weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
+    ones = np.ones(checked.targets.shape[1])
+    loss = _LabelNLL(checked.log_odds, checked.targets, weights).sums(ones, loss=True)[0]
+    return -float(loss.mean())
 
 
 class _LabelNLL:
