@@ -7,7 +7,8 @@ joins all three.
 
 Each method takes what its class documents: temperature, ensemble, vector and matrix
 scaling and Platt scaling (``input='logits'``, its default) take logits; Dirichlet, beta,
-isotonic calibration, histogram binning, Venn-Abers and spline calibration take
+isotonic calibration, histogram binning, Venn-Abers, spline and scaling-binning
+calibration take
 probabilities. :func:`method_input` converts predictions to that.
 """
 
@@ -21,7 +22,7 @@ from numpy.typing import NDArray
 
 from calibration_toolbox import _scipy
 from calibration_toolbox._errors import InputTypeError
-from calibration_toolbox.recalibration._base import Recalibrator
+from calibration_toolbox.recalibration._base import LOG_FLOOR, Recalibrator, log_odds
 from calibration_toolbox.recalibration.binary import BetaCalibration, PlattScaling
 from calibration_toolbox.recalibration.ensemble import EnsembleTemperatureScaling
 from calibration_toolbox.recalibration.linear import (
@@ -30,15 +31,12 @@ from calibration_toolbox.recalibration.linear import (
     VectorScaling,
 )
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
+from calibration_toolbox.recalibration.scaling_binning import ScalingBinning
 from calibration_toolbox.recalibration.spline import SplineCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 from calibration_toolbox.recalibration.venn_abers import VennAbersCalibration
 
 __all__ = ["LOG_FLOOR", "METHODS", "Method", "converted", "input_of", "method_input"]
-
-#: A probability of exactly 0 becomes log(1e-300) = -690.8: finite logits whose softmax
-#: differs from the probabilities by at most 1e-300 per entry.
-LOG_FLOOR = 1e-300
 
 
 @dataclass(frozen=True)
@@ -66,6 +64,7 @@ METHODS: dict[str, Method] = {
         Method("histogram", "histogram binning", HistogramBinning, "probabilities"),
         Method("venn-abers", "Venn-Abers calibration", VennAbersCalibration, "probabilities"),
         Method("spline", "spline calibration", SplineCalibration, "probabilities"),
+        Method("scaling-binning", "scaling-binning calibration", ScalingBinning, "probabilities"),
     )
 }
 
@@ -115,5 +114,5 @@ def converted(predictions: NDArray, needs: str, logits: bool) -> NDArray:
             else _scipy.special.softmax(values, axis=1)
         )
     if values.ndim == 1:
-        return np.log(np.maximum(values, LOG_FLOOR)) - np.log(np.maximum(1 - values, LOG_FLOOR))
+        return log_odds(values)
     return np.log(np.maximum(values, LOG_FLOOR))
