@@ -36,18 +36,43 @@ from calibration_toolbox.recalibration.spline import SplineCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 from calibration_toolbox.recalibration.venn_abers import VennAbersCalibration
 
-__all__ = ["LOG_FLOOR", "METHODS", "Method", "converted", "input_of", "method_input"]
+__all__ = [
+    "LOG_FLOOR",
+    "METHODS",
+    "Method",
+    "converted",
+    "input_of",
+    "method_for",
+    "method_input",
+]
 
 
 @dataclass(frozen=True)
 class Method:
-    """One recalibration method: its name, its class and what it is fitted on."""
+    """One recalibration method: its name, its class, what it is fitted on, its settings."""
 
     name: str
     title: str
-    factory: Callable[[], Recalibrator]
+    factory: Callable[..., Recalibrator]
     needs: str
     """``'logits'`` or ``'probabilities'``: what the class's ``fit`` and ``predict_proba`` take."""
+    settings: tuple[tuple[str, object], ...] = ()
+    """Constructor keywords that make the method from its class (``(("mode", "top-label"),)``).
+
+    A fitted model is this method when each setting is its fitted value (``mode_``), or,
+    for a setting kept only as a parameter, its parameter (see :meth:`describes`).
+    """
+
+    def make(self) -> Recalibrator:
+        """A new, unfitted recalibrator of this method."""
+        return self.factory(**dict(self.settings))
+
+    def describes(self, model: Recalibrator) -> bool:
+        """Whether ``model`` is of this method's class with each of its settings."""
+        return type(model) is self.factory and all(
+            getattr(model, f"{name}_", getattr(model, name, None)) == value
+            for name, value in self.settings
+        )
 
 
 METHODS: dict[str, Method] = {
@@ -62,6 +87,13 @@ METHODS: dict[str, Method] = {
         Method("beta", "beta calibration", BetaCalibration, "probabilities"),
         Method("isotonic", "isotonic calibration", IsotonicCalibration, "probabilities"),
         Method("histogram", "histogram binning", HistogramBinning, "probabilities"),
+        Method(
+            "histogram-top-label",
+            "top-label histogram binning",
+            HistogramBinning,
+            "probabilities",
+            (("mode", "top-label"),),
+        ),
         Method("venn-abers", "Venn-Abers calibration", VennAbersCalibration, "probabilities"),
         Method("spline", "spline calibration", SplineCalibration, "probabilities"),
         Method("scaling-binning", "scaling-binning calibration", ScalingBinning, "probabilities"),
@@ -88,6 +120,16 @@ def input_of(model: Recalibrator, argument: str = "method") -> str:
         names=", ".join(METHODS),
         value=type(model).__name__,
     )
+
+
+def method_for(model: Recalibrator) -> Method | None:
+    """The method of :data:`METHODS` that ``model`` is (None: none of them).
+
+    Of the methods that describe it, the one with the most settings: a top-label
+    ``HistogramBinning`` is ``histogram-top-label``, a one-vs-rest one ``histogram``.
+    """
+    matches = [method for method in METHODS.values() if method.describes(model)]
+    return max(matches, key=lambda method: len(method.settings), default=None)
 
 
 def method_input(predictions: NDArray, method: Method, logits: bool) -> NDArray:
