@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, Text
-from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning
+from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, warn
 from calibration_toolbox.binning import adaptive_edges
 from calibration_toolbox.recalibration._base import (
     COEFFICIENT_LIMIT,
@@ -29,6 +29,7 @@ from calibration_toolbox.recalibration._base import (
     array_field,
     choice_field,
     log_odds,
+    short_list,
 )
 from calibration_toolbox.recalibration.binary import PlattScaling
 from calibration_toolbox.recalibration.nonparametric import (
@@ -74,14 +75,52 @@ def _split_rows(n_samples: int, split: str, seed: int | None) -> tuple[NDArray, 
 
 
 def _platt_fit(log_odds_column: NDArray, targets: NDArray, weights: NDArray | None):
-    """Slope and intercept of the maximum-likelihood logistic regression on the log-odds."""
+    """Slope and intercept of the maximum-likelihood logistic regression on the log-odds.
+
+    ``PlattScaling``'s own warnings (in its words: "the two classes", "smoothed targets")
+    are left out; :func:`_warn_separated` says the same in this class's terms.
+    """
     with warnings.catch_warnings():
-        # The column holds log-odds by construction: no advice about probabilities.
         warnings.simplefilter("ignore", ProbabilitiesAsLogitsWarning)
+        warnings.simplefilter("ignore", UserWarning)
         platt = PlattScaling(smoothed_targets=False).fit(
             log_odds_column, targets.astype(np.intp), sample_weight=weights
         )
     return float(platt.coef_[0, 0]), float(platt.intercept_[0])
+
+
+def _separated(log_odds_column: NDArray, targets: NDArray) -> bool:
+    """Whether the one-feature logistic likelihood has its optimum at infinity.
+
+    With one score and an intercept that is so exactly when one label is absent or some
+    threshold has every positive on one side and every negative on the other, ties at it
+    allowed (complete or quasi-complete separation; Albert & Anderson 1984).
+    """
+    if targets.all() or not targets.any():
+        return True
+    positives, negatives = log_odds_column[targets], log_odds_column[~targets]
+    return bool(positives.min() >= negatives.max() or positives.max() <= negatives.min())
+
+
+def _warn_separated(separated: list[int], mode: str, n_classes: int) -> None:
+    """One warning for the problems whose Platt map was stopped at a bound."""
+    if not separated:
+        return
+    if mode == "top-label":
+        subject = "the right predictions from the wrong ones"
+    elif n_classes == 2:
+        subject = "the two classes"
+    else:
+        subject = f"class(es) {short_list(separated)} from the rest"
+    warn(
+        Text(
+            "the scores of the scaling set separate {subject} perfectly (or hold one label), "
+            "so the maximum-likelihood Platt map of ScalingBinning lies at infinity; it was "
+            "stopped at a bound (a near-step map). More calibration rows, or split='none' "
+            "(every row in each step), give a finite fit.",
+            fields={"subject": subject},
+        )
+    )
 
 
 def _scaled(scores: NDArray, slope: float, intercept: float) -> NDArray:
@@ -314,11 +353,15 @@ class ScalingBinning(Recalibrator):
         coef, intercept = np.empty(n_problems), np.empty(n_problems)
         full_edges = np.empty((n_problems, n_bins + 1))
         means, totals = np.empty((n_problems, n_bins)), np.empty((n_problems, n_bins))
+        separated = []
         for problem in range(n_problems):  # a loop over classes, each vectorised over rows
             column = scores[:, problem].astype(np.float64)
+            scaling_log_odds = log_odds(column[scaling])
             coef[problem], intercept[problem] = _platt_fit(
-                log_odds(column[scaling]), targets[scaling, problem], _subset(weights, scaling)
+                scaling_log_odds, targets[scaling, problem], _subset(weights, scaling)
             )
+            if _separated(scaling_log_odds, targets[scaling, problem]):
+                separated.append(problem)
             values = _scaled(column, coef[problem], intercept[problem])
             full_edges[problem], means[problem], totals[problem] = binned_means(
                 values[edging],
@@ -327,6 +370,7 @@ class ScalingBinning(Recalibrator):
                 _subset(weights, averaging),
                 n_bins,
             )
+        _warn_separated(separated, mode, int(prob.shape[1]))
         self.coef_, self.intercept_ = coef, intercept
         self.bin_edges_, self.bin_probabilities_, self.bin_weights_ = full_edges, means, totals
         self.n_classes_ = int(prob.shape[1])

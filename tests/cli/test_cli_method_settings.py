@@ -46,7 +46,7 @@ def test_report_with_top_label_histogram_binning_on_the_embedded_example(capsys)
     assert not np.isclose(after["ECE"], ECE(other.predict_proba(test_prob), test_labels))
 
 
-@pytest.mark.filterwarnings("ignore:the calibration scores separate:UserWarning")
+@pytest.mark.filterwarnings("ignore:the scores of the scaling set separate:UserWarning")
 def test_report_with_scaling_binning_on_the_embedded_example(capsys):
     report = _report(capsys, "scaling-binning")
     assert report["results"][1]["method"] == "scaling-binning"

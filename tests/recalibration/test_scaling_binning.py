@@ -9,6 +9,7 @@ on ``T_3``), the first-order conditions of the Platt step, and the authors' pack
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -447,3 +448,38 @@ def test_top_label_on_real_files_fit_on_one_half_scored_on_the_other(name, befor
     calibrated = _pair_ece(confidence, correct)
     assert_allclose([uncalibrated, calibrated], [before, after], atol=1e-3)
     assert calibrated < 0.25 * uncalibrated
+
+
+@pytest.mark.parametrize(
+    ("prob", "labels", "mode", "subject"),
+    [
+        (np.linspace(0.1, 0.9, 30), np.repeat([0, 1], 15), "one-vs-rest", "the two classes"),
+        (  # class 2 is the only one whose column separates it
+            np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.3, 0.2, 0.5]] * 10),
+            np.array([0, 0, 2, 1, 1, 2] * 5),
+            "one-vs-rest",
+            "class(es) [2] from the rest",
+        ),
+        (  # every prediction right: one label
+            np.array([[0.9, 0.1], [0.2, 0.8]] * 10),
+            np.array([0, 1] * 10),
+            "top-label",
+            "the right predictions from the wrong ones",
+        ),
+    ],
+)
+def test_separated_scaling_set_warns_in_its_own_words(prob, labels, mode, subject):
+    """One warning naming the separated problems (the exact criterion of a one-feature
+    logistic fit with no finite optimum), not PlattScaling's."""
+    with pytest.warns(UserWarning) as caught:
+        ScalingBinning(bins=2, mode=mode, split="none").fit(prob, labels)
+    messages = [str(warning.message) for warning in caught]
+    assert len(messages) == 1 and f"separate {subject} perfectly" in messages[0]
+    assert "ScalingBinning" in messages[0] and "PlattScaling" not in messages[0]
+
+
+def test_overlapping_scaling_set_does_not_warn():
+    prob, labels = multiclass(300, 3, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ScalingBinning(bins=3).fit(prob, labels)
