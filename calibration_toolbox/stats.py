@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from calibration_toolbox import _dask
 from calibration_toolbox import _registry as registry
 from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
@@ -35,6 +36,8 @@ from calibration_toolbox.metrics._engine import (
     EntryCells,
     checked_call,
     checked_table,
+    dask_cells,
+    dask_cells_job,
     entry_cells,
 )
 from calibration_toolbox.metrics._intervals import ConfidenceInterval, check_confidence
@@ -335,20 +338,62 @@ def _tabulated_call(metric, prob, labels, sample_weight, settings: dict, metric_
     when a check fails: the metric's call then raises its own error.  A Dask array, which
     the metric takes and the cells cannot, gets the metric's errors, then the refusal.
     """
-    if is_dask_input(prob):
-        metric(prob, labels, sample_weight=sample_weight, **metric_options)
     engine = {key: settings.pop(key, False) for key in ("logits", "renormalize")}
     try:
         checked, weights, options = checked_call(
             prob, labels, sample_weight=sample_weight, **engine, **settings
         )
     except (TypeError, ValueError):
-        if is_dask_input(prob):
-            raise
         return None
     table = checked_table(checked, weights, options)
     estimate = _as_number(table.calibration_error(options.norm, options.debias))
     return estimate, entry_cells(checked, options), checked.n_samples, weights
+
+
+def _dask_refusal(metric: Callable, model: str) -> InputTypeError:
+    """The error of a bootstrap on Dask arrays of a metric it cannot tabulate."""
+    spec = registry.spec_of(metric)
+    name = getattr(metric, "__name__", None) if spec is None else spec.name
+    tabulated = ", ".join(row.name for row in registry.tabulated_bootstrap())
+    return InputTypeError(
+        "{argument:is} a Dask array, and the bootstrap of {metric} does not run on Dask "
+        "arrays: only a metric tabulated from fixed edges ({tabulated}, with "
+        "adaptive_bins=False) is resampled from per-row cells gathered in one pass. Call "
+        ".compute() first if the arrays fit in memory, or use one of those metrics.",
+        argument=model,
+        metric=Name(name or type(metric).__name__),
+        tabulated=tabulated,
+    )
+
+
+def _dask_evaluators(metric, probs: dict, labels, sample_weight, metric_options) -> dict:
+    """``(estimate, evaluator)`` of each Dask ``prob`` (by its name), their cells in one pass.
+
+    Every model's table and entry cells (:func:`dask_cells_job`) are gathered chunk by
+    chunk in one ``dask.compute`` (the models' chunks read together, the labels' and the
+    weights' once); then each model is resampled in memory as NumPy input is: the same
+    estimate, cells and weights, to the last bit.
+    """
+    settings = _table_call(metric, metric_options)
+    if settings is None:
+        raise _dask_refusal(metric, next(iter(probs)))
+    jobs, options = {}, {}
+    for model, prob in probs.items():
+        given = dict(settings)
+        engine = {key: given.pop(key, False) for key in ("logits", "renormalize")}
+        try:
+            jobs[model], options[model] = dask_cells_job(
+                prob, labels, sample_weight=sample_weight, **engine, **given
+            )
+        except (InputError, InputTypeError) as error:
+            raise error.within("{model}: ", model=Name(model)) from None
+    results = _dask.block_sums_together(list(jobs.values()))
+    evaluators = {}
+    for (model, model_options), result in zip(options.items(), results, strict=True):
+        table, cells, n_rows, weights = dask_cells(result)
+        estimate = _as_number(table.calibration_error(model_options.norm, model_options.debias))
+        evaluators[model] = estimate, _TableSums(cells, n_rows, weights)
+    return evaluators
 
 
 def _evaluator(metric, prob, labels, sample_weight, metric_options):
@@ -359,6 +404,10 @@ def _evaluator(metric, prob, labels, sample_weight, metric_options):
     own call.  Equal-mass bins (ACE, TACE, ``adaptive_bins=True``) are not fixed per row:
     those metrics are called once per weighting, and re-cut their bins each time.
     """
+    if is_dask_input(prob):
+        return _dask_evaluators(metric, {"prob": prob}, labels, sample_weight, metric_options)[
+            "prob"
+        ]
     settings = _table_call(metric, metric_options)
     tabulated = None
     if settings is not None:
@@ -660,6 +709,20 @@ def _model_evaluator(model: str, metric, prob, labels, sample_weight, metric_opt
         raise error.within("{model}: ", model=Name(model)) from None
 
 
+def _both_evaluators(metric, probs: dict, labels, sample_weight, metric_options) -> list:
+    """``(estimate, evaluator)`` of each model; the Dask models' cells in one pass."""
+    lazy = {model: prob for model, prob in probs.items() if is_dask_input(prob)}
+    found = {}
+    if lazy:
+        found = _dask_evaluators(metric, lazy, labels, sample_weight, metric_options)
+    for model, prob in probs.items():
+        if model not in found:
+            found[model] = _model_evaluator(
+                model, metric, prob, labels, sample_weight, metric_options
+            )
+    return [found[model] for model in probs]
+
+
 def _batches(items: Iterable[NDArray], n_rows: int) -> Iterator[list[NDArray]]:
     """``items`` (draws or weightings of ``n_rows`` each) in lists of bounded memory."""
     size = max(1, _SHARED_DRAW_ELEMENTS // max(n_rows, 1))
@@ -843,11 +906,8 @@ def paired_bootstrap(
     rng = iv.check_random_state(random_state)
     _check_same_rows(prob_a, prob_b)
     labels = _class_indices(labels, metric_options)
-    estimate_a, evaluator_a = _model_evaluator(
-        "prob_a", metric, prob_a, labels, sample_weight, metric_options
-    )
-    estimate_b, evaluator_b = _model_evaluator(
-        "prob_b", metric, prob_b, labels, sample_weight, metric_options
+    (estimate_a, evaluator_a), (estimate_b, evaluator_b) = _both_evaluators(
+        metric, {"prob_a": prob_a, "prob_b": prob_b}, labels, sample_weight, metric_options
     )
     # Both models' rows were checked against the labels: as many rows each.
     evaluators, weights = (evaluator_a, evaluator_b), evaluator_a.weights
