@@ -6,7 +6,7 @@ only when a Dask array is passed.  A Dask array is told apart by duck type
 metrics without importing dask, and it imports no metric: each caller passes the function
 that reduces one chunk.
 
-:func:`block_sums` (and :func:`block_sums_together`, several in one pass) runs a metric's in-memory per-chunk function (the binned engine's
+:func:`block_sums` runs a metric's in-memory per-chunk function (the binned engine's
 table of a chunk, ``metrics._engine``; the Brier score's or the log-likelihood's two sums,
 ``metrics.scoring``) in the workers, where its checks and errors are those of the
 in-memory call, on each canonical row block (:func:`calibration_toolbox._rows.canonical_rows`)
@@ -14,8 +14,10 @@ that a chunk holds whole; the rows of the blocks that chunk edges cut are joined
 of their own.  Only the per-chunk results (a :class:`~calibration_toolbox.CalibrationTable`
 or two numbers per block), and the rows of cut blocks, travel; the blocks' results are
 added in block order, as one in-memory call adds them, so the result is that call's to the
-last bit (:func:`_block_sum_graph`); see the user guide's *Streaming and Dask*.  The fits' passes
-(:func:`fit_sums`) add their chunks' sums pairwise in a tree.  Every other function
+last bit (:func:`_block_sum_graph`); see the user guide's *Streaming and Dask*.
+:func:`block_sums_together` computes several such sums in one pass (two models' tables
+and entry cells, for ``stats.paired_bootstrap``).  The fits' passes (:func:`fit_sums`)
+add their chunks' sums pairwise in a tree.  Every other function
 refuses a Dask array (:func:`calibration_toolbox._arrays.dask_refusal`).
 """
 

@@ -24,9 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from calibration_toolbox import _dask
+from calibration_toolbox import _dask, _scipy
 from calibration_toolbox import _registry as registry
-from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._arrays import is_dask_input
 from calibration_toolbox._docstrings import with_fragments
@@ -390,7 +389,7 @@ def _dask_evaluators(metric, probs: dict, labels, sample_weight, metric_options)
     results = _dask.block_sums_together(list(jobs.values()))
     evaluators = {}
     for (model, model_options), result in zip(options.items(), results, strict=True):
-        table, cells, n_rows, weights = dask_cells(result)
+        table, cells, n_rows, weights = dask_cells(result, model_options)
         estimate = _as_number(table.calibration_error(model_options.norm, model_options.debias))
         evaluators[model] = estimate, _TableSums(cells, n_rows, weights)
     return evaluators
@@ -711,16 +710,34 @@ def _model_evaluator(model: str, metric, prob, labels, sample_weight, metric_opt
 
 def _both_evaluators(metric, probs: dict, labels, sample_weight, metric_options) -> list:
     """``(estimate, evaluator)`` of each model; the Dask models' cells in one pass."""
-    lazy = {model: prob for model, prob in probs.items() if is_dask_input(prob)}
-    found = {}
-    if lazy:
-        found = _dask_evaluators(metric, lazy, labels, sample_weight, metric_options)
-    for model, prob in probs.items():
-        if model not in found:
-            found[model] = _model_evaluator(
-                model, metric, prob, labels, sample_weight, metric_options
-            )
+    lazy = [model for model, prob in probs.items() if is_dask_input(prob)]
+    if lazy and _table_call(metric, metric_options) is None:
+        raise _dask_refusal(metric, lazy[0])
+    if not lazy:
+        return [
+            _model_evaluator(model, metric, prob, labels, sample_weight, metric_options)
+            for model, prob in probs.items()
+        ]
+    # A model in memory beside a Dask one is chunked alike: one pass for both (its labels
+    # and weights may be Dask arrays too), and the same result as in memory.
+    probs = {model: _chunked_like(prob, probs[lazy[0]]) for model, prob in probs.items()}
+    found = _dask_evaluators(metric, probs, labels, sample_weight, metric_options)
     return [found[model] for model in probs]
+
+
+def _chunked_like(prob: PredictionsLike, lazy: PredictionsLike) -> PredictionsLike:
+    """``prob`` as a Dask array with the row chunks of the Dask predictions ``lazy``."""
+    import dask.array as da
+
+    if is_dask_input(prob):
+        return prob
+    rows = (lazy.values if isinstance(lazy, Scores) else lazy).chunks[0]
+    if isinstance(prob, Scores):
+        return Scores(da.from_array(np.asarray(prob.values), chunks=rows))
+    array = np.asarray(prob)
+    if array.ndim not in (1, 2) or array.shape[0] != sum(rows):
+        return prob  # refused by its model's checks, as in memory
+    return da.from_array(array, chunks=(rows, *array.shape[1:]))
 
 
 def _batches(items: Iterable[NDArray], n_rows: int) -> Iterator[list[NDArray]]:

@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _dask, _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._arrays import is_dask_input
+from calibration_toolbox.binning import bin_sums
 from calibration_toolbox.metrics._kernels import tabulate
 from calibration_toolbox.metrics._options import GCEOptions
 from calibration_toolbox.metrics._scoresets import flat_cells, score_set
@@ -303,8 +304,16 @@ def dask_cells_job(prob, labels, *, logits, sample_weight, renormalize, **option
     return (prob, labels, sample_weight, chunk, n_classes, _zeroed_cells), checked_options
 
 
-def dask_cells(result) -> tuple[CalibrationTable, EntryCells, int, NDArray | None]:
-    """``(table, cells, N, checked weights)`` of a computed :func:`dask_cells_job`."""
+def dask_cells(
+    result, options: GCEOptions
+) -> tuple[CalibrationTable, EntryCells, int, NDArray | None]:
+    """``(table, cells, N, checked weights)`` of a computed :func:`dask_cells_job`.
+
+    ``options`` are the job's checked options.  The table of an explicit score set (top-r
+    entries, ``options.bins_rows_as_checked`` false) is summed in memory over all the
+    entries at once, from the cells, as :func:`checked_table` sums it; the others are the
+    block sums, as in memory.
+    """
     total, _ = result
     blocks = total.blocks
     starts = np.cumsum([0] + [block.n_rows for block in blocks])
@@ -319,7 +328,29 @@ def dask_cells(result) -> tuple[CalibrationTable, EntryCells, int, NDArray | Non
     weights = None
     if blocks[0].weights is not None:
         weights = np.concatenate([block.weights for block in blocks])
-    return total.table, cells, int(starts[-1]), weights
+    table = total.table
+    if not options.bins_rows_as_checked:
+        table = _score_set_table(table, cells, weights)
+    return table, cells, int(starts[-1]), weights
+
+
+def _score_set_table(table: CalibrationTable, cells: EntryCells, weights) -> CalibrationTable:
+    """``table`` with the sums of the entries added at once, in entry order (``bin_sums``)."""
+    entry_weights = None if weights is None else weights[cells.rows]
+    counts, score_sums, target_sums = bin_sums(
+        cells.joint_cells >> 1,
+        cells.n_groups * cells.n_bins,
+        cells.scores,
+        cells.joint_cells & 1,
+        entry_weights,
+    )
+    shape = table.counts.shape
+    return dataclasses.replace(
+        table,
+        counts=counts.reshape(shape),
+        score_sums=score_sums.reshape(shape),
+        target_sums=target_sums.reshape(shape),
+    )
 
 
 def _dask_rows(prob) -> int | None:
