@@ -535,6 +535,18 @@ def bootstrap(
     ``GCE(adaptive_bins=True)``) are re-cut on every resample, as the edges depend on the
     (weighted) data: they take the second path.
 
+    **Dask arrays** chunked along rows are taken by the tabulated metrics (the registry
+    rows of ``bootstrap='table'``): one pass (one ``dask.compute``) checks and tabulates
+    each canonical row block in the workers, by the in-memory code, and gathers its
+    per-row cells (:func:`~calibration_toolbox.metrics._engine.dask_cells_job`); the
+    resamples are then drawn in memory as for NumPy input, so that for the same
+    ``random_state`` the estimate, the distribution and the interval are those of the
+    NumPy input to the last bit, at any chunking.  The cells cost 24 bytes per entry
+    (row index, cell, score: one entry per row for the top label, K for class-wise
+    measures) and 8 more per row with ``sample_weight``; they are held twice while the
+    blocks' cells are joined.  Any other metric on a Dask array is refused (call
+    ``.compute()`` first).
+
     Parameters
     ----------
     metric : callable
@@ -845,6 +857,14 @@ def paired_bootstrap(
     of 3); at the 10,000 rows of CIFAR-10, 2.0 times (``benchmarks/bench_paired.py``).
     Each model's values are those :func:`bootstrap` gives it with the same
     ``random_state`` (to rounding).
+
+    **Dask arrays** (either model, or both, chunked along rows; a model in memory is
+    chunked alike) are taken by the tabulated metrics as :func:`bootstrap` takes them:
+    both models' chunks are read in the same single pass (one ``dask.compute``, the
+    labels and weights read once), each model's per-row cells gathered, then resampled
+    in memory: for the same ``random_state`` every field of the result equals that of
+    the NumPy input to the last bit.  Memory: 24 bytes per row and model for the top
+    label (24 K for class-wise measures), 8 per row and model with ``sample_weight``.
 
     Parameters
     ----------

@@ -32,6 +32,7 @@ from calibration_toolbox import (
     expected_calibration_error,
 )
 from calibration_toolbox.stats import bootstrap, paired_bootstrap
+from tests.conftest import load_real
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -207,3 +208,17 @@ def test_what_is_not_tabulated_is_refused_on_dask():
     with pytest.raises(ValueError, match=r"adaptive_bins=True.*does not stream"):
         bootstrap(GCE, lazy, labels, n_resamples=3, bins=5, adaptive_bins=True)
     assert _dask.block_sums_together([]) == []
+
+
+def test_real_files_wrn_against_vgg_on_dask_equal_numpy():
+    # The CIFAR-10 test set seen by two models: the paired interval of ECE on Dask arrays
+    # (chunks of 1,500 rows, blocks of 400 rows) is the in-memory one, to the bit.
+    prob_a, labels = load_real("wideresnet-16-4-cifar-10")
+    prob_b, labels_b = load_real("vgg16-cifar-10")
+    assert_array_equal(labels, labels_b)
+    common = dict(n_resamples=200, random_state=0, bins=15, method="BCa")
+    with _small_blocks(4000):
+        expected = paired_bootstrap(ECE, prob_a, prob_b, labels, **common)
+        lazy_a, lazy_b = (da.from_array(prob, chunks=(1500, -1)) for prob in (prob_a, prob_b))
+        _assert_same(paired_bootstrap(ECE, lazy_a, lazy_b, labels, **common), expected)
+    assert expected.confidence_interval.low > 0  # VGG-16 has the smaller ECE (0.040, 0.054)
