@@ -208,6 +208,11 @@ def test_what_is_not_tabulated_is_refused_on_dask():
     with pytest.raises(ValueError, match=r"adaptive_bins=True.*does not stream"):
         bootstrap(GCE, lazy, labels, n_resamples=3, bins=5, adaptive_bins=True)
     assert _dask.block_sums_together([]) == []
+    columns = da.from_array(softmax(logits, axis=1), chunks=(100, 2))
+    with pytest.raises(ValueError, match=r"^`prob` must be chunked along rows only"):
+        bootstrap(ECE, columns, labels, n_resamples=3)
+    with pytest.raises(ValueError, match=r"^`prob_b`: `prob` must be chunked along rows only"):
+        paired_bootstrap(ECE, lazy, columns, labels, n_resamples=3)
 
 
 def test_real_files_wrn_against_vgg_on_dask_equal_numpy():
