@@ -1023,6 +1023,7 @@ def check_labels(
     pairs: bool = False,
     classes: ArrayLike | None = None,
     hint: str = "",
+    multilabel_hint: str = _MULTILABEL_NAMES,
 ) -> NDArray:
     """Validate integer class labels in ``[0, n_classes)`` and return them as ``intp``.
 
@@ -1030,7 +1031,10 @@ def check_labels(
     is 2), and the messages say so.  With ``classes`` (or labels wrapped with their
     classes by :func:`accepts_classes`), the labels are class names, mapped to column
     indices by :func:`check_class_names`; without it, names are a ``TypeError`` that says
-    to pass ``classes`` (where: ``hint``, e.g. " to the constructor").
+    to pass ``classes`` (where: ``hint``, e.g. " to the constructor").  A 2-D 0/1 matrix
+    is refused with the advice of :func:`_one_hot_hint`, whose multi-label way out is
+    ``multilabel_hint`` (the caller's: the multi-label measures by default, a
+    recalibrator's ``multilabel=True``).
     """
     kind = "0/1 targets with Scores" if pairs else "class indices"
     array = as_real_array(_label_indices(labels, classes, n_classes, name, hint), name)
@@ -1044,7 +1048,7 @@ def check_labels(
             argument=name,
             kind=kind,
             shape=array.shape,
-            hint=_one_hot_hint(array, name),
+            hint=_one_hot_hint(array, name, multilabel_hint),
         )
     if array.shape[0] != n_samples:
         raise InputError(
@@ -1075,12 +1079,13 @@ def check_labels(
     return array.astype(np.intp, copy=False)
 
 
-def _one_hot_hint(array: NDArray, name: str) -> str:
+def _one_hot_hint(array: NDArray, name: str, multilabel: str = _MULTILABEL_NAMES) -> str:
     """Advice for a 0/1 label matrix: one-hot labels (one 1 per row), or multi-label ones.
 
     A multiclass measure reads (N,) class indices: a one-hot matrix is refused with the
-    argmax to pass, or with the multi-label measures, since one 1 per row can be either; a
-    0/1 matrix with another count of ones per row is a multi-label target.
+    argmax to pass, or with ``multilabel`` (what reads independent labels: the multi-label
+    measures, or a recalibrator's ``multilabel=True``), since one 1 per row can be either;
+    a 0/1 matrix with another count of ones per row is a multi-label target.
     """
     if array.ndim != 2 or array.size == 0 or array.dtype.kind not in "biuf":
         return ""
@@ -1089,11 +1094,11 @@ def _one_hot_hint(array: NDArray, name: str) -> str:
     if (array.sum(axis=1) == 1).all():
         return (
             f" One-hot labels of a multiclass task: pass {name}.argmax(axis=1), the index "
-            f"of each row's 1; independent labels (one sigmoid each): {_MULTILABEL_NAMES}."
+            f"of each row's 1; independent labels (one sigmoid each): {multilabel}."
         )
     return (
         " A 0/1 matrix with other than one 1 per row is a multi-label target (independent "
-        f"labels, one sigmoid each): use {_MULTILABEL_NAMES}."
+        f"labels, one sigmoid each): use {multilabel}."
     )
 
 
