@@ -41,4 +41,3 @@ def test_one_without_names_those_with_it():
 def test_the_measures_still_name_the_multilabel_measures():
     with pytest.raises(ValueError, match=r"use multilabel_calibration_error"):
         ECE(np.full((30, 3), 1 / 3), MATRIX)
-
