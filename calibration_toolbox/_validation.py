@@ -840,8 +840,9 @@ def accepts_classes(metric: Function) -> Function:
 class MultiLabel(NamedTuple):
     """Checked multi-label predictions: (N, K) probabilities, 0/1 targets and the logits."""
 
-    prob: NDArray
-    """float32 or float64 probabilities, one independent probability per (row, label)."""
+    prob: NDArray | None
+    """float32 or float64 probabilities, one independent probability per (row, label); None
+    for logits checked with ``sigmoids=False`` (a fit that reads only the logits)."""
     targets: NDArray
     """The 0/1 label matrix as ``uint8``, of the shape of ``prob``."""
     log_odds: NDArray | None
@@ -857,6 +858,7 @@ def check_multilabel(
     *,
     logits: object,
     names: tuple[str, str] = ("prob", "labels"),
+    sigmoids: bool = True,
 ) -> MultiLabel:
     """Validate multi-label predictions: ``prob`` (N, K) in [0, 1] (or logits), ``labels`` 0/1.
 
@@ -867,7 +869,9 @@ def check_multilabel(
     1, i.e. one-hot labels beside a softmax.  With ``logits=True``, ``prob`` holds one
     logit per label and the probabilities are their sigmoids (never a softmax).  ``names``
     are the caller's names of the two arguments, those the messages give (a recalibrator's
-    ``("X", "y")``).
+    ``("X", "y")``).  ``sigmoids=False``: with logits, the probabilities are not computed
+    (``prob`` is None), for a caller that reads only ``log_odds`` (a fit): one (N, K) array
+    and a pass of ``expit`` saved.
     """
     logits = check_flag(logits, "logits")
     words = _argument_words(names)
@@ -896,7 +900,8 @@ def check_multilabel(
     if logits:
         # one logit per label: warned about when every value lies in [0, 1], as 1-D logits
         log_odds = _predicted_logits(array.reshape(-1), names[0]).reshape(array.shape)
-        return MultiLabel(_scipy.special.expit(log_odds), targets, log_odds)
+        prob = _scipy.special.expit(log_odds) if sigmoids else None
+        return MultiLabel(prob, targets, log_odds)
     _check_range(array, names[0])
     _refuse_one_hot_softmax(array, targets, names)
     return MultiLabel(array, targets, None)

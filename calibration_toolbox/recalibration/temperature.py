@@ -651,7 +651,7 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
                 "and no class names.",
                 argument="classes" if self.classes is not None else "X",
             )
-        checked = iv.check_multilabel(X, y, logits=True, names=("X", "y"))
+        checked = iv.check_multilabel(X, y, logits=True, names=("X", "y"), sigmoids=False)
         if checked.targets.shape[1] < 2:
             raise InputError(
                 "{X:has} one label: with multilabel=True give two labels or more (one "
@@ -764,7 +764,9 @@ def label_log_likelihood(
     ``sigmoid(calibrated_logits)`` against the 0/1 matrix ``y``, in float64 row blocks as the
     fit's passes.
     """
-    checked = iv.check_multilabel(calibrated_logits, y, logits=True, names=("X", "y"))
+    checked = iv.check_multilabel(
+        calibrated_logits, y, logits=True, names=("X", "y"), sigmoids=False
+    )
     weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
     ones = np.ones(checked.targets.shape[1])
     loss = _LabelNLL(checked.log_odds, checked.targets, weights).sums(ones, loss=True)[0]
