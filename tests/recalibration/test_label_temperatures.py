@@ -123,8 +123,9 @@ def test_a_label_matrix_is_read_as_multilabel_only_when_asked():
         ct.TemperatureScaling().fit(logits, one_hot)
     with pytest.raises(ValueError, match="one label"):
         ct.TemperatureScaling(multilabel=True).fit(logits[:, :1], targets[:, :1])
-    with pytest.raises(ValueError, match="`source`"):
-        ct.TemperatureScaling(multilabel=True).fit_blocks([(logits, targets)])
+    # fit_blocks reads blocks of a label matrix too (tests/recalibration/test_label_blocks.py)
+    blocks = ct.TemperatureScaling(multilabel=True).fit_blocks([(logits, targets)])
+    assert blocks.temperature_.shape == (5,)
 
 
 # -- the bracket, SciPy's Halley and the brentq fallback ----------------------------------------
