@@ -650,12 +650,20 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
 
     def _fit_labels_matrix(self, X, y, sample_weight, low: float, high: float):
         """``multilabel=True``: one ``T`` per label (:func:`label_temperatures`)."""
-        if _arrays.is_dask_array(X) or self.classes is not None:
+        if self.classes is not None:
             raise InputError(
-                "{argument} is not supported with multilabel=True yet: pass NumPy arrays "
-                "and no class names.",
-                argument="classes" if self.classes is not None else "X",
+                "{argument} is not supported with multilabel=True yet: pass no class names.",
+                argument="classes",
             )
+        if _arrays.is_dask_array(X):
+            objective = _DaskLabelNLL(X, y, sample_weight)
+            if objective.n_labels < 2:
+                raise InputError(
+                    "{X:has} one label: with multilabel=True give two labels or more (one "
+                    "label is a binary task: TemperatureScaling on its logit).",
+                    argument="X",
+                )
+            return self._fitted_labels(objective, low, high)
         checked = iv.check_multilabel(X, y, logits=True, names=("X", "y"), sigmoids=False)
         if checked.targets.shape[1] < 2:
             raise InputError(
@@ -913,6 +921,52 @@ class _BlockLabelNLL:
                 "{sample_weight} must have a positive sum; got all zeros.",
                 argument="sample_weight",
             )
+        return total / weight
+
+    derivatives = _LabelNLL.derivatives
+
+
+def _label_chunk_sums(beta: NDArray, columns, loss: bool, logits, labels, weights):
+    """One Dask chunk's weighted sums of :meth:`_LabelNLL.sums` and its weight (in a worker).
+
+    The chunk is checked as ``fit(multilabel=True)`` checks its arguments.
+    """
+    checked = iv.check_multilabel(logits, labels, logits=True, names=("X", "y"), sigmoids=False)
+    log_odds, targets = checked.log_odds, checked.targets
+    if columns is not None:
+        log_odds, targets = log_odds[:, columns], targets[:, columns]
+    part = _LabelNLL(log_odds, targets, iv.check_sample_weight(weights, len(targets)))
+    return part.sums(beta, loss=loss) * part.total_weight, part.total_weight
+
+
+class _DaskLabelNLL:
+    """:class:`_LabelNLL` over Dask arrays chunked along rows: each pass one tree reduction.
+
+    Each chunk's sums are computed in the workers (:func:`_label_chunk_sums`); 4 x K floats
+    and a weight travel per chunk.  ``columns``: the labels kept (None: all).
+    """
+
+    def __init__(self, logits, labels, weights, columns: list[int] | None = None):
+        self.logits, self.labels, self.weights = logits, labels, weights
+        self.columns = columns
+        self.passes = 0
+        self._last: tuple[bytes, NDArray] | None = None
+        width = _dask.row_chunked(logits, "X")
+        self._n_labels = width if columns is None else len(columns)
+
+    @property
+    def n_labels(self) -> int:
+        return self._n_labels
+
+    def column(self, label: int) -> _DaskLabelNLL:
+        """The objective of label ``label`` alone (its own passes over the chunks)."""
+        return _DaskLabelNLL(self.logits, self.labels, self.weights, [label])
+
+    def sums(self, beta: NDArray, *, loss: bool = False) -> NDArray:
+        """Shape (4, K): :meth:`_LabelNLL.sums` of all the rows."""
+        self.passes += 1
+        chunk = functools.partial(_label_chunk_sums, beta, self.columns, loss)
+        total, weight = _dask.fit_sums(self.logits, self.labels, self.weights, chunk)
         return total / weight
 
     derivatives = _LabelNLL.derivatives

@@ -82,3 +82,40 @@ def test_the_blocks_are_not_mutated():
     for (zb, yb), start in zip(blocks, range(0, 500, 200), strict=True):
         np.testing.assert_array_equal(zb, z[start : start + 200])
         np.testing.assert_array_equal(yb, y[start : start + 200])
+
+
+# -- Dask arrays chunked along rows ---------------------------------------------------------
+@pytest.mark.parametrize("weighted", [False, True])
+def test_dask_equals_the_in_memory_fit(weighted):
+    da = pytest.importorskip("dask.array")
+    z, y, _ = problem(n=3000, k=4, seed=5)
+    w = None
+    if weighted:
+        w = np.random.default_rng(6).uniform(0.1, 2.0, size=len(z))
+        w[:600] = 0.0  # a chunk of weight 0 adds nothing
+    memory = TemperatureScaling(multilabel=True).fit(z, y, w)
+    dask_w = None if w is None else da.from_array(w, chunks=900)
+    fitted = TemperatureScaling(multilabel=True).fit(
+        da.from_array(z, chunks=(600, 4)), da.from_array(y, chunks=(450, 4)), dask_w
+    )
+    assert_allclose(fitted.temperature_, memory.temperature_, rtol=1e-12)
+    assert fitted.n_passes_ == memory.n_passes_
+    lazy = fitted.predict_proba(da.from_array(z, chunks=(600, 4))).compute()
+    assert_allclose(lazy, memory.predict_proba(z), rtol=1e-12)
+
+
+def test_dask_column_fallback_and_refusals(monkeypatch):
+    da = pytest.importorskip("dask.array")
+    z, y, _ = problem(n=1200, k=3, seed=7)
+    memory = TemperatureScaling(multilabel=True).fit(z, y)
+    monkeypatch.setattr(temperature, "_halley_roots", lambda o, b, inside: np.full(len(b), np.nan))
+    fitted = TemperatureScaling(multilabel=True).fit(da.from_array(z, chunks=(500, 3)), y)
+    assert_allclose(fitted.temperature_, memory.temperature_, rtol=1e-12)
+    bad = y.copy()
+    bad[1100, 0] = 3
+    with pytest.raises(ValueError, match=r"rows 1000 to 1199.*only 0 and 1"):
+        TemperatureScaling(multilabel=True).fit(da.from_array(z, chunks=(500, 3)), bad)
+    with pytest.raises(ValueError, match=r"chunked along rows only"):
+        TemperatureScaling(multilabel=True).fit(da.from_array(z, chunks=(500, 1)), y)
+    with pytest.raises(ValueError, match=r"one label"):
+        TemperatureScaling(multilabel=True).fit(da.from_array(z[:, :1], chunks=500), y[:, :1])
