@@ -228,14 +228,11 @@ def multilabel_report(request: ReportRequest, command: Sequence[str], warned: Wa
         "(--multilabel: one sigmoid per label)"
     )
     report = Report(document, title, [], class_tables={})
-    results = [
-        {
-            "method": "uncalibrated",
-            "parameters": {},
-            "warnings": [],
-            **_entry(report, "uncalibrated", test, names, bins),
-        }
-    ]
+    try:  # the values of FILE are checked by its first numbers: an error names the file
+        before = _entry(report, "uncalibrated", test, names, bins)
+    except (ValueError, TypeError) as error:
+        raise within(error, "{file}: ", file=request.file.path) from None
+    results = [{"method": "uncalibrated", "parameters": {}, "warnings": [], **before}]
     for method in request.fit.methods:
         with warned.method(method.name):
             calibrated, fitted = _fitted(method.name, fit, test)

@@ -268,4 +268,39 @@ def test_values_are_checked(capsys, files, tmp_path):
     bad = labels.copy()
     bad[3, 1] = 2
     np.savez(path, probs=prob, labels=bad)
-    assert "only 0 and 1" in _error(capsys, path, "--multilabel")
+    line = _error(capsys, path, "--multilabel")
+    assert "bad.npz: " in line and "only 0 and 1" in line
+
+
+def test_fit_on_another_file(capsys, files, tmp_path):
+    folder, logits, _, labels = files
+    np.savez(tmp_path / "val.npz", logits=logits[:300], labels=labels[:300])
+    document = json.loads(
+        _run(
+            capsys,
+            folder / "z.npz",
+            "--multilabel",
+            "--logits",
+            "--method",
+            "temperature",
+            "--fit-on",
+            tmp_path / "val.npz",
+            "--format",
+            "json",
+        )
+    )
+    assert document["n"] == N and document["n_fit"] == 300
+    fitted = TemperatureScaling(multilabel=True).fit(logits[:300], labels[:300])
+    _check_entry(document["results"][1], fitted.predict_proba(logits), labels, logits=False)
+    np.savez(tmp_path / "narrow.npz", logits=logits[:, :2], labels=labels[:, :2])
+    line = _error(
+        capsys,
+        folder / "z.npz",
+        "--multilabel",
+        "--logits",
+        "--method",
+        "platt",
+        "--fit-on",
+        tmp_path / "narrow.npz",
+    )
+    assert "holds 2 labels but" in line
