@@ -318,7 +318,7 @@ def _add_report(commands) -> None:
     report.add_argument(
         "--multilabel",
         action="store_true",
-        help="an (N, K) 0/1 label matrix: K independent labels, one sigmoid each",
+        help="an (N, K) 0/1 label matrix: one sigmoid per label",
     )
     report.add_argument(
         "--groups",
