@@ -316,6 +316,11 @@ def _add_report(commands) -> None:
     report.add_argument("--metrics", metavar="NAMES", help="comma-separated metric names")
     report.add_argument("--per-class", action="store_true", help="a table of every class")
     report.add_argument(
+        "--multilabel",
+        action="store_true",
+        help="an (N, K) 0/1 label matrix: one sigmoid per label",
+    )
+    report.add_argument(
         "--groups",
         metavar="COLUMN",
         help="metrics per group: a column (.npz key) of FILE",

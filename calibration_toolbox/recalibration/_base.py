@@ -509,7 +509,28 @@ class Recalibrator:
 
     def _labels(self, y: ArrayLike, n_samples: int, n_classes: int, classes) -> NDArray:
         hint = f" when constructing the recalibrator, {type(self).__name__}(classes=...)"
-        return check_labels(y, n_samples, n_classes, name="y", classes=classes, hint=hint)
+        return check_labels(
+            y,
+            n_samples,
+            n_classes,
+            name="y",
+            classes=classes,
+            hint=hint,
+            multilabel_hint=self._multilabel_hint(),
+        )
+
+    @classmethod
+    def _multilabel_hint(cls) -> str:
+        """What fits an (N, K) 0/1 label matrix instead: this class's ``multilabel=True``.
+
+        A class without that parameter names the two that have it.
+        """
+        if "multilabel" in cls._parameters:
+            return f"{cls.__name__}(multilabel=True), one map per label"
+        return (
+            f"TemperatureScaling(multilabel=True) or PlattScaling(multilabel=True), one map "
+            f"per label ({cls.__name__} has no multi-label form)"
+        )
 
     # -- logits at fit ---------------------------------------------------------------------
     def _fit_logits(self, X: ArrayLike, name: str = "X") -> NDArray:
