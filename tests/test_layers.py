@@ -36,7 +36,8 @@ SOURCE = Path(importlib.util.find_spec(PACKAGE).origin).parent
 LAYERS = (
     # Leaves: facts that know no other module (block sizes and the scan, the input errors
     # and warnings, types, docstring pieces, the Scores wrapper, the key names of files,
-    # what a metric is, the one atomic writer, SciPy's submodules when first used).
+    # what a metric is, the one atomic writer, SciPy's submodules when first used, the
+    # recalibration methods by name).
     (
         "leaves",
         (
@@ -51,6 +52,7 @@ LAYERS = (
             "_limits",
             "_atomic",
             "_scipy",
+            "_method_table",
         ),
     ),
     # Facts of one array-like value, over the leaves.
@@ -96,7 +98,7 @@ OPTIONAL_DEPENDENCIES = ("matplotlib", "pyarrow", "dask", "pandas", "sklearn", "
 
 #: The modules whose module-level ``__getattr__`` imports modules on first use, and the
 #: names of their module-level tables of the own modules so imported (relative names).
-LAZY_MODULES = {"": ("_EXPORTS", "_SUBMODULES"), "_scipy": ()}
+LAZY_MODULES = {"": ("_EXPORTS", "_SUBMODULES"), "cli._deferred": ("_EXPORTS",), "_scipy": ()}
 
 
 class Import(NamedTuple):
@@ -286,6 +288,9 @@ def test_modules_are_imported_on_first_use_only_by_a_lazy_getattr():
 def test_the_lazy_tables_are_read():
     lazy = {edge.imported for edge in OWN_IMPORTS if edge.importer == ""}
     assert {"metrics", "recalibration", "recalibration.refinement", "stats"} <= lazy
+    assert {edge.imported for edge in OWN_IMPORTS if edge.importer == "cli._deferred"} == {
+        "cli._commands"
+    }
 
 
 @pytest.mark.parametrize(

@@ -144,3 +144,75 @@ def test_an_unknown_name_is_an_attribute_error():
         ct.ece  # noqa: B018
     with pytest.raises(ImportError, match="cannot import name 'ece'"):
         exec("from calibration_toolbox import ece", {})
+
+
+_HEAVY = (
+    "calibration_toolbox.metrics",
+    "calibration_toolbox.recalibration",
+    "calibration_toolbox.stats",
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["report", "--help"],
+        ["recalibrate", "--help"],
+        ["apply", "--help"],
+        ["compare", "--help"],
+        ["--version"],
+        ["report", "--bins", "0"],  # refused by the parser: exit 2, nothing else run
+    ],
+    ids=" ".join,
+)
+def test_the_help_imports_no_metric_recalibrator_statistic_or_numpy(argv):
+    loaded = _modules_after_main(argv)
+    assert "calibration_toolbox.cli._parser" in loaded  # the parser ran
+    heavy = [name for name in loaded if name.startswith(_HEAVY) or name.split(".")[0] == "numpy"]
+    assert heavy == []
+
+
+def _modules_after_main(argv: list[str]) -> list[str]:
+    """The modules a fresh interpreter holds after the command line ``argv`` (output dropped)."""
+    code = (
+        "import contextlib, io, json, sys\n"
+        "from calibration_toolbox.cli import main\n"
+        "out, err = io.StringIO(), io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+        f"    try: main({argv!r})\n"
+        "    except SystemExit: pass\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    return json.loads(out.stdout)
+
+
+def test_a_command_imports_what_it_runs():
+    loaded = _modules_after_main(["report", "--metrics", "ECE"])
+    assert {"calibration_toolbox.cli._commands", "calibration_toolbox.metrics"} <= set(loaded)
+
+
+def test_the_parser_lists_the_names_the_tables_are_built_from():
+    from calibration_toolbox import _method_table
+    from calibration_toolbox.cli import _metrics, _names
+    from calibration_toolbox.recalibration import _methods
+
+    assert list(_metrics.METRICS) == list(_names.METRIC_NAMES)
+    streamed = [name for name, metric in _metrics.METRICS.items() if metric.streamed]
+    assert streamed == list(_names.STREAMED_METRICS)
+    assert list(_methods.METHODS) == list(_names.METHOD_NAMES)
+    assert sorted(_methods._CLASSES) == sorted(row.class_name for row in _method_table.ROWS)
+    for row in _method_table.ROWS:
+        method = _methods.METHODS[row.name]
+        assert (method.factory.__name__, method.title, method.needs) == (
+            row.class_name,
+            row.title,
+            row.needs,
+        )
