@@ -6,8 +6,13 @@ rounds each: ``bootstrap(ECE, prob_a, ...)``, ``paired_bootstrap(ECE, prob_a, pr
 and the floor every bootstrap of the rows pays, the draws alone (``rng.integers(0, n, n)``
 per resample).  Synthetic: 1,000,000 x 10 float32 softmax rows of two models of the same
 labels; real: WRN-16-4 against VGG-16 on the CIFAR-10 test set (10,000 rows, from
-``../shared/data``, skipped when absent).  Run: ``python benchmarks/bench_paired.py
-[--repeat 3] [--resamples 1000] [--rows 1000000]``.
+``../shared/data``, skipped when absent).
+
+``--dask`` (the ``dask`` extra) also times both calls on the synthetic rows as Dask arrays
+(chunks of ``--chunk`` rows, threads) against the same rows in memory, in alternated
+rounds (``_timing.alternated_times``): the Dask input pays one pass gathering the per-row
+cells, then resamples as the NumPy input does.  Run: ``python benchmarks/bench_paired.py
+[--repeat 3] [--resamples 1000] [--rows 1000000] [--dask] [--chunk 100000]``.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from _timing import best_time
+from _timing import alternated_times, best_time
 from scipy.special import softmax
 
 from calibration_toolbox import ECE
@@ -76,13 +81,51 @@ def report(title: str, prob_a, prob_b, labels, n_resamples: int, repeat: int) ->
         )
 
 
+def dask_report(prob_a, prob_b, labels, n_resamples: int, repeat: int, chunk: int) -> None:
+    import dask
+    import dask.array as da
+
+    lazy_a, lazy_b = (da.from_array(prob, chunks=(chunk, -1)) for prob in (prob_a, prob_b))
+    common = {"n_resamples": n_resamples, "random_state": 0}
+    calls = {
+        "bootstrap(ECE)": (
+            lambda: bootstrap(ECE, lazy_a, labels, **common),
+            lambda: bootstrap(ECE, prob_a, labels, **common),
+        ),
+        "paired_bootstrap(ECE)": (
+            lambda: paired_bootstrap(ECE, lazy_a, lazy_b, labels, **common),
+            lambda: paired_bootstrap(ECE, prob_a, prob_b, labels, **common),
+        ),
+    }
+    print(
+        f"Dask (chunks of {chunk:,} rows, threads) against NumPy input: {len(labels):,} x "
+        f"{prob_a.shape[1]}, {n_resamples} resamples, {repeat} alternated rounds"
+    )
+    with dask.config.set(scheduler="threads"):
+        for name, (on_dask, in_memory) in calls.items():
+            lazy_times, memory_times = alternated_times(on_dask, in_memory, repeat)
+            best, median = (
+                min(lazy_times) / min(memory_times),
+                np.median(lazy_times) / np.median(memory_times),
+            )
+            print(
+                f"  {name:<22} Dask {min(lazy_times):8.3f} s, NumPy {min(memory_times):8.3f} s"
+                f"  / NumPy: best {best:5.2f}, median {median:5.2f}"
+            )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--dask", action="store_true", help="also time Dask input")
+    parser.add_argument("--chunk", type=int, default=100_000)
     args = parser.parse_args()
-    report("synthetic", *synthetic(args.rows), args.resamples, args.repeat)
+    rows = synthetic(args.rows)
+    report("synthetic", *rows, args.resamples, args.repeat)
+    if args.dask:
+        dask_report(*rows, args.resamples, args.repeat, args.chunk)
     data = real()
     if data is None:
         print(f"real data: not found in {DATA}")

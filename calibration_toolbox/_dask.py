@@ -14,8 +14,10 @@ that a chunk holds whole; the rows of the blocks that chunk edges cut are joined
 of their own.  Only the per-chunk results (a :class:`~calibration_toolbox.CalibrationTable`
 or two numbers per block), and the rows of cut blocks, travel; the blocks' results are
 added in block order, as one in-memory call adds them, so the result is that call's to the
-last bit (:func:`_block_sum`); see the user guide's *Streaming and Dask*.  The fits' passes
-(:func:`fit_sums`) add their chunks' sums pairwise in a tree.  Every other function
+last bit (:func:`_block_sum_graph`); see the user guide's *Streaming and Dask*.
+:func:`block_sums_together` computes several such sums in one pass (two models' tables
+and entry cells, for ``stats.paired_bootstrap``).  The fits' passes (:func:`fit_sums`)
+add their chunks' sums pairwise in a tree.  Every other function
 refuses a Dask array (:func:`calibration_toolbox._arrays.dask_refusal`).
 """
 
@@ -35,6 +37,7 @@ from calibration_toolbox.scores import Scores
 __all__ = [
     "LazyPredictions",
     "block_sums",
+    "block_sums_together",
     "fit_sums",
     "n_classes",
     "on_first_chunk",
@@ -48,15 +51,31 @@ def block_sums(prob, labels, sample_weight, chunk, n_classes: int, *, zero=None)
     ``chunk(prob, labels, weights)`` is the metric's in-memory function of some rows,
     returning ``(result, weight)`` (results add with ``+``); it runs in the workers on
     each canonical row block of ``R = canonical_rows(n_classes)`` rows, and the blocks'
-    results are added in block order (:func:`_block_sum`): bit for bit those of one
+    results are added in block order (:func:`_block_sum_graph`): bit for bit those of one
     in-memory call.  A block whose weights are all 0 adds ``zero(result)`` (``0.0`` by
     default) of its unweighted result; an error names the rows it comes from; a total
     weight that is not positive is refused, as in memory.
     """
-    chunk = functools.partial(_weighted, chunk, _no_sums if zero is None else zero)
-    total, weight = _block_sum(prob, labels, sample_weight, chunk, n_classes)
-    _check_total_weight(weight)
-    return total, weight
+    return block_sums_together([(prob, labels, sample_weight, chunk, n_classes, zero)])[0]
+
+
+def block_sums_together(jobs) -> list:
+    """:func:`block_sums` of several ``(prob, labels, sample_weight, chunk, n_classes, zero)``.
+
+    One ``dask.compute`` of all their graphs: a chunk that several jobs read (the labels
+    and weights of two models' predictions on the same rows) is computed once, and each
+    job's chunks are read in the same pass.  A list of ``(result, total weight)``.
+    """
+    import dask
+
+    graphs = []
+    for prob, labels, sample_weight, chunk, n_classes, zero in jobs:
+        chunk = functools.partial(_weighted, chunk, _no_sums if zero is None else zero)
+        graphs.append(_block_sum_graph(prob, labels, sample_weight, chunk, n_classes))
+    totals = dask.compute(*graphs)
+    for _, weight in totals:
+        _check_total_weight(weight)
+    return list(totals)
 
 
 def n_classes(prob) -> int:
@@ -206,8 +225,8 @@ def _tree_sum(prob, labels, sample_weight, chunk, names=("labels", "sample_weigh
     return dask.compute(results[0])[0]
 
 
-def _block_sum(prob, labels, sample_weight, chunk, n_classes: int):
-    """``(sums, weight)`` of the metric's canonical row blocks, added in turn.
+def _block_sum_graph(prob, labels, sample_weight, chunk, n_classes: int):
+    """The delayed ``(sums, weight)`` of the metric's canonical row blocks, added in turn.
 
     Bit for bit those of one in-memory call (see
     :func:`calibration_toolbox._rows.canonical_rows`).  Each row chunk (in the workers)
@@ -232,8 +251,7 @@ def _block_sum(prob, labels, sample_weight, chunk, n_classes: int):
             pieces.setdefault(block, []).append(part)
     join = dask.delayed(_cut_block_sums, pure=True)
     cut = {block: join(chunk, step, scores, block, found) for block, found in pieces.items()}
-    total = dask.delayed(_blocks_in_order, pure=True)(parts, cut)
-    return dask.compute(total)[0]
+    return dask.delayed(_blocks_in_order, pure=True)(parts, cut)
 
 
 def _blocks_of(start: int, stop: int, step: int, n_rows: int):

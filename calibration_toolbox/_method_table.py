@@ -17,12 +17,13 @@ __all__ = ["ROWS", "MethodRow"]
 
 
 class MethodRow(NamedTuple):
-    """One method: its name, its title in words, its class's name and what it is fitted on."""
+    """One method: its name, title in words, class's name, what it is fitted on, settings."""
 
     name: str
     title: str
     class_name: str
     needs: str  # 'logits' or 'probabilities': what the class's fit and predict_proba take
+    settings: tuple[tuple[str, object], ...] = ()  # constructor keywords (Method.settings)
 
 
 ROWS = (
@@ -35,6 +36,14 @@ ROWS = (
     MethodRow("beta", "beta calibration", "BetaCalibration", "probabilities"),
     MethodRow("isotonic", "isotonic calibration", "IsotonicCalibration", "probabilities"),
     MethodRow("histogram", "histogram binning", "HistogramBinning", "probabilities"),
+    MethodRow(
+        "histogram-top-label",
+        "top-label histogram binning",
+        "HistogramBinning",
+        "probabilities",
+        (("mode", "top-label"),),
+    ),
     MethodRow("venn-abers", "Venn-Abers calibration", "VennAbersCalibration", "probabilities"),
     MethodRow("spline", "spline calibration", "SplineCalibration", "probabilities"),
+    MethodRow("scaling-binning", "scaling-binning calibration", "ScalingBinning", "probabilities"),
 )

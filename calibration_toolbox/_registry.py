@@ -470,6 +470,11 @@ def on_dask() -> list[MetricSpec]:
     return [row for row in public() if row.dask]
 
 
+def tabulated_bootstrap() -> list[MetricSpec]:
+    """The public metrics whose bootstrap sums fixed-edge tables (``bootstrap='table'``)."""
+    return [row for row in public() if row.bootstrap == "table"]
+
+
 def streamed() -> dict[str, Stream]:
     """What the accumulator gives, by its name there (a name given by two rows once)."""
     return {row.stream.name: row.stream for row in _ROWS.values() if row.stream is not None}

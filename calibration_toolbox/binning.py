@@ -45,18 +45,31 @@ def is_uniform(edges: NDArray) -> bool:
     return bool(np.array_equal(edges, np.linspace(0.0, 1.0, len(edges))))
 
 
-def assign_bins(scores: NDArray, edges: NDArray, uniform: bool | None = None) -> NDArray:
+def assign_bins(
+    scores: NDArray,
+    edges: NDArray,
+    uniform: bool | None = None,
+    *,
+    out: NDArray | None = None,
+    scratch: NDArray | None = None,
+) -> NDArray:
     """Equal-width bin index of each score: bin ``b`` is ``(edges[b], edges[b + 1]]``.
 
     Scores at or below ``edges[1]`` (0 included) go to bin 0.  The result is always the
     one ``searchsorted`` gives on ``edges``; with uniform edges it comes from one
     multiplication, and only scores within rounding distance of an edge are searched.
+    A loop over row blocks may pass its own C-contiguous buffers of the scores' shape:
+    ``out`` (``intp``, the result) and ``scratch`` (float64), used for uniform edges and
+    float32 scores (a fresh MiB-sized array per block is a fresh mapping of memory, its
+    pages faulted in anew: 20-30 % of the multi-label ECE at 1,000,000 x 20).
     """
     n_bins = len(edges) - 1
     if uniform is None:
         uniform = is_uniform(edges)
     if not uniform:
         return _search_bins(scores, edges)
+    if scores.dtype == np.float32 and n_bins < _EXACT_FLOAT32_BINS:
+        return _float32_bins(scores, edges, out, scratch)
     scaled = np.multiply(scores, n_bins, dtype=np.float64)
     # scores * B and the linspace edges are each within about B * eps of the exact values,
     # so floor(scores * B) (= ceil - 1 off the integers) is the bin except within a few
@@ -74,6 +87,41 @@ def assign_bins(scores: NDArray, edges: NDArray, uniform: bool | None = None) ->
     del scaled  # bounded memory: at most two N-sized temporaries at a time
     if len(near_edge):
         index.reshape(-1)[near_edge] = _search_bins(scores.reshape(-1)[near_edge], edges)
+    return index
+
+
+#: Up to this many bins, float32 scores times B are exact in float64 (24 + 27 bits) and a
+#: score lies on the same side of every linspace edge as of the exact b / B (below).
+_EXACT_FLOAT32_BINS = 1 << 27
+
+
+def _float32_bins(
+    scores: NDArray, edges: NDArray, out: NDArray | None, scratch: NDArray | None
+) -> NDArray:
+    """:func:`assign_bins` of float32 scores on ``linspace(0, 1, B + 1)``, B < 2**27.
+
+    ``s * B`` is exact in float64 (a 24-bit significand times an integer below 2**27).
+    Where it is no integer, the bin is its floor: ``s = m 2**q`` (m an integer), so
+    ``|s B - b| = |m B - b 2**-q| 2**q >= 2**q`` for every integer b, that is
+    ``|s - b / B| >= 2**q / B >= (b / B) 2**-24 / B``, far beyond the linspace edge's
+    distance ``(b / B) 2**-51`` from ``b / B``: ``s`` is on the same side of ``edges[b]``
+    as of ``b / B``.  Where ``s B`` is an integer (0 and 1 included; a score exactly on
+    ``b / B``), ``edges[b]`` may round either way and the edges are searched.  Three passes
+    (multiply, truncate, compare) where the general rule takes six; with the buffers
+    reused, the multi-label ECE at 1,000,000 x 20 float32 went from 190 ms to 166 ms of
+    CPU (best of 9; ``p.max(axis=1)``: 52 ms).
+    """
+    scaled = np.multiply(scores, len(edges) - 1, out=scratch, dtype=np.float64)
+    # C order whatever the layout of ``scores``: the flat positions below index both
+    if out is None:
+        index = scaled.astype(np.intp, order="C")
+    else:
+        index = out
+        np.copyto(index, scaled, casting="unsafe")  # truncation: the floor of s B >= 0
+    on_edge = np.flatnonzero(scaled == index)
+    del scaled
+    if len(on_edge):
+        index.reshape(-1)[on_edge] = _search_bins(scores.reshape(-1)[on_edge], edges)
     return index
 
 

@@ -340,7 +340,7 @@ def _recalibrator(method: object) -> Recalibrator:
                 names=", ".join(METHODS),
                 value=repr(method),
             )
-        return METHODS[method].factory()
+        return METHODS[method].make()
     input_of(method)  # refuses anything else, naming `method`
     return type(method)(**method.get_params(deep=False))
 

@@ -33,6 +33,24 @@ def test_uniform_bins_on_and_around_every_edge(n_bins, dtype):
     assert_array_equal(assign_bins(scores, edges, False), reference_bins(scores, edges))
 
 
+@pytest.mark.parametrize("n_bins", [1, 2, 3, 7, 10, 15, 16, 20, 100, 1000, 3**10, 2**20 + 1])
+def test_float32_bins_within_3000_ulps_of_every_edge(n_bins):
+    # the float32 rule (floor of the exact s * B, the edges searched where it is an
+    # integer) against searchsorted on every float32 within 3,000 ulps of each edge, the
+    # float32 roundings of b / B from both sides included
+    edges = np.linspace(0, 1, n_bins + 1)
+    sampled = edges if n_bins <= 1000 else edges[:: n_bins // 500]
+    centres = np.unique(np.concatenate([sampled, sampled.astype(np.float32)]).astype(np.float32))
+    bits = centres.view(np.int32)[:, None] + np.arange(-3000, 3001, dtype=np.int32)
+    scores = np.unique(bits.view(np.float32))
+    scores = scores[(scores >= 0) & (scores <= 1)]
+    expected = np.maximum(np.searchsorted(edges, scores, side="left") - 1, 0)
+    assert_array_equal(assign_bins(scores, edges, True), expected)
+    out, scratch = np.empty(len(scores), dtype=np.intp), np.empty(len(scores))
+    assert assign_bins(scores, edges, True, out=out, scratch=scratch) is out
+    assert_array_equal(out, expected)
+
+
 @given(st.integers(1, 60), st.lists(st.floats(0, 1), min_size=1, max_size=50))
 def test_uniform_bins_match_searchsorted(n_bins, values):
     edges = np.linspace(0, 1, n_bins + 1)

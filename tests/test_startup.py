@@ -208,11 +208,12 @@ def test_the_parser_lists_the_names_the_tables_are_built_from():
     streamed = [name for name, metric in _metrics.METRICS.items() if metric.streamed]
     assert streamed == list(_names.STREAMED_METRICS)
     assert list(_methods.METHODS) == list(_names.METHOD_NAMES)
-    assert sorted(_methods._CLASSES) == sorted(row.class_name for row in _method_table.ROWS)
+    assert set(_methods._CLASSES) == {row.class_name for row in _method_table.ROWS}
     for row in _method_table.ROWS:
         method = _methods.METHODS[row.name]
-        assert (method.factory.__name__, method.title, method.needs) == (
+        assert (method.factory.__name__, method.title, method.needs, method.settings) == (
             row.class_name,
             row.title,
             row.needs,
+            row.settings,
         )

@@ -212,7 +212,7 @@ def fit_on_share(
         for method in methods:
             share = _Share(blocks, fit, method)
             with scope(method.name):
-                models.append(method.factory().fit_blocks(share))
+                models.append(method.make().fit_blocks(share))
             n_fit = share.n_fit
         return models, n_fit
     predictions, labels = _gather(blocks, fit, why)

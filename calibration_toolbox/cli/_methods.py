@@ -15,12 +15,13 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 
 from numpy.typing import NDArray
 
 from calibration_toolbox._warnings import ProbabilitiesAsLogitsWarning, UncalibratedBestWarning
 from calibration_toolbox.recalibration import Recalibrator, select_recalibrator
-from calibration_toolbox.recalibration._methods import METHODS, Method, method_input
+from calibration_toolbox.recalibration._methods import METHODS, Method, method_for, method_input
 
 __all__ = [
     "AUTO",
@@ -77,14 +78,16 @@ def parse_methods(text: str | None) -> tuple[Method, ...]:
 def method_of(model: Recalibrator) -> Method:
     """The method of a loaded recalibrator, with the input its fitted state says it takes.
 
-    Platt scaling stores what it was fitted on in ``input_`` (``'logits'`` or
-    ``'probabilities'``); every other class takes one kind only.
+    The method is the one of :data:`METHODS` whose class and settings the model has, as
+    fitted (:func:`~calibration_toolbox.recalibration._methods.method_for`: a top-label
+    ``HistogramBinning`` is ``histogram-top-label``).  Platt scaling stores what it was
+    fitted on in ``input_`` (``'logits'`` or ``'probabilities'``); every other class takes
+    one kind only.
     """
-    method = next((method for method in METHODS.values() if type(model) is method.factory), None)
+    method = method_for(model)
     if method is None:
         raise ValueError(f"the model is a {type(model).__name__}, not a built-in recalibrator.")
-    needs = getattr(model, "input_", method.needs)
-    return Method(method.name, method.title, method.factory, needs)
+    return replace(method, needs=getattr(model, "input_", method.needs))
 
 
 def _conversion(needs: str, logits: bool, one_column: bool) -> str | None:
@@ -138,7 +141,7 @@ def fitted(method: Method, predictions: NDArray, labels: NDArray, logits: bool):
         with warnings.catch_warnings():
             if logits:
                 warnings.simplefilter("ignore", ProbabilitiesAsLogitsWarning)
-            return method.factory().fit(method_input(predictions, method, logits), labels)
+            return method.make().fit(method_input(predictions, method, logits), labels)
     finally:
         progress("")
 

@@ -13,7 +13,9 @@ The named internal API of the binned metrics (``gce``'s public functions, ``stat
 * :func:`checked_table` -- the table of checked rows, by the kernel
   :func:`~calibration_toolbox.metrics._kernels.tabulate` picks;
 * :func:`entry_cells` -- the score set of a call with the (group, bin) cell of each entry
-  (:class:`EntryCells`), for ``stats.bootstrap`` to re-weight rows by ``bincount`` alone.
+  (:class:`EntryCells`), for ``stats.bootstrap`` to re-weight rows by ``bincount`` alone;
+* :func:`dask_cells_job`, :func:`dask_cells` -- the same table and cells of Dask arrays,
+  gathered block by block in one pass (``stats.bootstrap`` and ``paired_bootstrap``).
 
 Imports: NumPy, ``_arrays``, ``_dask`` (the generic chunk executor, which imports no
 metric), ``_validation`` and the layers below (``metrics._options``, ``metrics._table``,
@@ -22,6 +24,7 @@ metric), ``_validation`` and the layers below (``metrics._options``, ``metrics._
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import numbers
 from dataclasses import dataclass
@@ -32,13 +35,22 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _dask, _registry
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._arrays import is_dask_input
+from calibration_toolbox.binning import bin_sums
 from calibration_toolbox.metrics._kernels import tabulate
 from calibration_toolbox.metrics._options import GCEOptions
 from calibration_toolbox.metrics._scoresets import flat_cells, score_set
 from calibration_toolbox.metrics._table import CalibrationTable, table_of_sums, zeroed
 from calibration_toolbox.scores import PredictionsLike, Scores
 
-__all__ = ["EntryCells", "checked_call", "checked_table", "entry_cells", "tabulated"]
+__all__ = [
+    "EntryCells",
+    "checked_call",
+    "checked_table",
+    "dask_cells",
+    "dask_cells_job",
+    "entry_cells",
+    "tabulated",
+]
 
 
 def tabulated(
@@ -206,6 +218,20 @@ def _dask_table(prob, labels, *, logits, sample_weight, renormalize, **options):
     engine, checks included) and the tables are added in canonical-block order, as one
     in-memory call adds them (``_dask.block_sums``): the same table to the last bit.
     """
+    n_classes, checked_options, options = _dask_options(prob, options)
+    chunk = functools.partial(
+        _chunk_table, logits=logits, renormalize=renormalize, options=options
+    )
+    total, _ = _dask.block_sums(prob, labels, sample_weight, chunk, n_classes, zero=zeroed)
+    return total, checked_options
+
+
+def _dask_options(prob, options: dict) -> tuple[int, GCEOptions, dict]:
+    """K, the checked options and the options each chunk gets, of a GCE call on Dask arrays.
+
+    Equal-mass edges are refused (they depend on all the rows); ``bins='auto'`` is
+    resolved once from all the rows, so that every chunk bins alike.
+    """
     n_classes = _dask.n_classes(prob)
     checked_options = GCEOptions.checked(n_classes, n_samples=_dask_rows(prob), **options)
     if checked_options.adaptive_bins:
@@ -217,11 +243,114 @@ def _dask_table(prob, labels, *, logits, sample_weight, renormalize, **options):
         )
     if isinstance(options["bins"], str):  # 'auto', resolved once from all the rows
         options = {**options, "bins": checked_options.n_bins}
-    chunk = functools.partial(
-        _chunk_table, logits=logits, renormalize=renormalize, options=options
+    return n_classes, checked_options, options
+
+
+@dataclass(frozen=True)
+class _BlockCells:
+    """A canonical row block's entry cells (its own rows from 0) and its checked weights."""
+
+    n_rows: int
+    cells: EntryCells
+    weights: NDArray | None
+
+
+@dataclass(frozen=True)
+class _TableAndCells:
+    """The table of some canonical row blocks and their entry cells, block after block.
+
+    ``+`` adds the tables (as ``_dask.block_sums`` adds any result, in block order) and
+    keeps the blocks' cells in that order, joined once at the end (:func:`dask_cells`).
+    """
+
+    table: CalibrationTable
+    blocks: tuple[_BlockCells, ...]
+
+    def __add__(self, other: _TableAndCells) -> _TableAndCells:
+        return _TableAndCells(self.table + other.table, self.blocks + other.blocks)
+
+
+def _chunk_cells(prob, labels, weights, *, logits, renormalize, options):
+    """One block's table and entry cells (the in-memory path of ``stats.bootstrap``)."""
+    checked, checked_weights, checked_options = checked_call(
+        prob, labels, logits=logits, sample_weight=weights, renormalize=renormalize, **options
     )
-    total, _ = _dask.block_sums(prob, labels, sample_weight, chunk, n_classes, zero=zeroed)
-    return total, checked_options
+    table = checked_table(checked, checked_weights, checked_options)
+    block = _BlockCells(checked.n_samples, entry_cells(checked, checked_options), checked_weights)
+    return _TableAndCells(table, (block,)), len(labels) if weights is None else weights.sum()
+
+
+def _zeroed_cells(result: _TableAndCells) -> _TableAndCells:
+    """A block whose weights are all 0: its table adds nothing, its rows weigh 0."""
+    blocks = tuple(
+        dataclasses.replace(block, weights=np.zeros(block.n_rows)) for block in result.blocks
+    )
+    return _TableAndCells(zeroed(result.table), blocks)
+
+
+def dask_cells_job(prob, labels, *, logits, sample_weight, renormalize, **options):
+    """The table and entry cells of a GCE call on Dask arrays, as a job of one pass.
+
+    Returns ``(job, checked options)``: ``job`` is for ``_dask.block_sums_together``
+    (several models' jobs computed in one pass), whose result :func:`dask_cells` turns
+    into what :func:`checked_table` and :func:`entry_cells` give the same rows in memory,
+    to the last bit: each canonical row block is checked, tabulated and given its cells
+    by the in-memory path, the tables added in block order, the cells joined in it.
+    """
+    n_classes, checked_options, options = _dask_options(prob, options)
+    chunk = functools.partial(
+        _chunk_cells, logits=logits, renormalize=renormalize, options=options
+    )
+    return (prob, labels, sample_weight, chunk, n_classes, _zeroed_cells), checked_options
+
+
+def dask_cells(
+    result, options: GCEOptions
+) -> tuple[CalibrationTable, EntryCells, int, NDArray | None]:
+    """``(table, cells, N, checked weights)`` of a computed :func:`dask_cells_job`.
+
+    ``options`` are the job's checked options.  The table of an explicit score set (top-r
+    entries, ``options.bins_rows_as_checked`` false) is summed in memory over all the
+    entries at once, from the cells, as :func:`checked_table` sums it; the others are the
+    block sums, as in memory.
+    """
+    total, _ = result
+    blocks = total.blocks
+    starts = np.cumsum([0] + [block.n_rows for block in blocks])
+    cells = dataclasses.replace(
+        blocks[0].cells,
+        rows=np.concatenate(
+            [block.cells.rows + start for block, start in zip(blocks, starts, strict=False)]
+        ),
+        joint_cells=np.concatenate([block.cells.joint_cells for block in blocks]),
+        scores=np.concatenate([block.cells.scores for block in blocks]),
+    )
+    weights = None
+    if blocks[0].weights is not None:
+        weights = np.concatenate([block.weights for block in blocks])
+    table = total.table
+    if not options.bins_rows_as_checked:
+        table = _score_set_table(table, cells, weights)
+    return table, cells, int(starts[-1]), weights
+
+
+def _score_set_table(table: CalibrationTable, cells: EntryCells, weights) -> CalibrationTable:
+    """``table`` with the sums of the entries added at once, in entry order (``bin_sums``)."""
+    entry_weights = None if weights is None else weights[cells.rows]
+    counts, score_sums, target_sums = bin_sums(
+        cells.joint_cells >> 1,
+        cells.n_groups * cells.n_bins,
+        cells.scores,
+        cells.joint_cells & 1,
+        entry_weights,
+    )
+    shape = table.counts.shape
+    return dataclasses.replace(
+        table,
+        counts=counts.reshape(shape),
+        score_sums=score_sums.reshape(shape),
+        target_sums=target_sums.reshape(shape),
+    )
 
 
 def _dask_rows(prob) -> int | None:

@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _arrays, _dask, _registry, _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._docstrings import with_fragments
-from calibration_toolbox._rows import CACHE_BLOCK_ELEMENTS, row_blocks
+from calibration_toolbox._rows import CACHE_BLOCK_ELEMENTS, block_rows, row_blocks
 from calibration_toolbox.binning import assign_bins, is_uniform
 from calibration_toolbox.metrics._table import CalibrationTable, Norm, reduce_tables, zeroed
 
@@ -130,6 +130,31 @@ def multilabel_calibration_table(
     return _table(checked, weights, edges)
 
 
+class _BlockBuffers:
+    """A row block's bin indices (``intp``) and float64 scratch, reused from block to block.
+
+    Up to :data:`CACHE_BLOCK_ELEMENTS` values each (a few MiB whatever N): freshly
+    allocated per block, each would be a new mapping whose pages are faulted in anew.
+    """
+
+    def __init__(self, shape: tuple[int, int], block_elements: int):
+        rows = min(shape[0], block_rows(shape[1], block_elements))
+        self.index = np.empty((rows, shape[1]), dtype=np.intp)
+        self.scratch = np.empty((rows, shape[1]))
+
+    def of(self, n_rows: int) -> tuple[NDArray, NDArray]:
+        """The buffers' first ``n_rows`` rows (C-contiguous)."""
+        return self.index[:n_rows], self.scratch[:n_rows]
+
+
+def _as_float64(block: NDArray, scratch: NDArray) -> NDArray:
+    """The block in float64: itself, or converted into the scratch buffer (bincount's weights)."""
+    if block.dtype == np.float64:
+        return block
+    np.copyto(scratch, block)
+    return scratch
+
+
 def _table(checked: iv.MultiLabel, weights: NDArray | None, edges: NDArray) -> CalibrationTable:
     """The per-label table of checked predictions: one ``bincount`` pair per row block.
 
@@ -144,16 +169,18 @@ def _table(checked: iv.MultiLabel, weights: NDArray | None, edges: NDArray) -> C
     n_cells = 2 * n_labels * n_bins
     counts = np.zeros(n_cells, dtype=np.int64 if weights is None else np.float64)
     score_sums = np.zeros(n_cells)
+    buffers = _BlockBuffers(prob.shape, CACHE_BLOCK_ELEMENTS)
     for rows in row_blocks(*prob.shape, CACHE_BLOCK_ELEMENTS):
         block = prob[rows]
-        cells = assign_bins(block, edges, uniform)
+        cells, scratch = buffers.of(len(block))
+        cells = assign_bins(block, edges, uniform, out=cells, scratch=scratch)
         cells *= 2
         cells += targets[rows]
         cells += offsets
         flat = cells.reshape(-1)
         if weights is None:
             counts += np.bincount(flat, minlength=n_cells)
-            scores = block.reshape(-1)
+            scores = _as_float64(block, scratch).reshape(-1)
         else:
             row_weights = weights[rows, None]
             counts += np.bincount(

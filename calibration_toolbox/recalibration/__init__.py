@@ -10,6 +10,7 @@ from calibration_toolbox.recalibration.linear import (
 )
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
 from calibration_toolbox.recalibration.refinement import refinement_decomposition
+from calibration_toolbox.recalibration.scaling_binning import ScalingBinning
 from calibration_toolbox.recalibration.select import (
     RecalibratorSelection,
     UncalibratedBestWarning,
@@ -29,6 +30,7 @@ __all__ = [
     "PlattScaling",
     "Recalibrator",
     "RecalibratorSelection",
+    "ScalingBinning",
     "SplineCalibration",
     "TemperatureScaling",
     "UncalibratedBestWarning",

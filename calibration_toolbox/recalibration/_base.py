@@ -49,6 +49,7 @@ from calibration_toolbox.metrics.scoring import negative_log_likelihood
 __all__ = [
     "COEFFICIENT_LIMIT",
     "FORMAT_VERSION",
+    "LOG_FLOOR",
     "N_CLASSES_FIELD",
     "Field",
     "Recalibrator",
@@ -59,6 +60,7 @@ __all__ = [
     "integer_field",
     "load_recalibrator",
     "log_in_place",
+    "log_odds",
     "normalised_probs",
     "number_field",
     "short_list",
@@ -771,6 +773,20 @@ def _init_arguments(target: type[Recalibrator], params: object) -> dict[str, Any
 def short_list(items: list[int]) -> str:
     """Class or label indices for a message: the first ten, and how many more."""
     return str(items) if len(items) <= 10 else f"{items[:10]} and {len(items) - 10} more"
+
+
+#: A probability of exactly 0 becomes log(1e-300) = -690.8: finite logits whose softmax
+#: differs from the probabilities by at most 1e-300 per entry.
+LOG_FLOOR = 1e-300
+
+
+def log_odds(prob: NDArray) -> NDArray:
+    """``log(p) - log(1 - p)`` of float64 probabilities, both floored at :data:`LOG_FLOOR`.
+
+    Finite everywhere (``+-690.8`` at 1 and 0); ``1 - p`` is exact for ``p >= 1/2``, so
+    confidences as close to 1 as ``1 - 2**-53`` keep distinct log-odds.
+    """
+    return np.log(np.maximum(prob, LOG_FLOOR)) - np.log(np.maximum(1 - prob, LOG_FLOOR))
 
 
 def normalised_probs(columns: NDArray) -> NDArray:

@@ -7,7 +7,8 @@ joins all three.
 
 Each method takes what its class documents: temperature, ensemble, vector and matrix
 scaling and Platt scaling (``input='logits'``, its default) take logits; Dirichlet, beta,
-isotonic calibration, histogram binning, Venn-Abers and spline calibration take
+isotonic calibration, histogram binning, Venn-Abers, spline and scaling-binning
+calibration take
 probabilities. :func:`method_input` converts predictions to that.
 """
 
@@ -22,7 +23,7 @@ from numpy.typing import NDArray
 from calibration_toolbox import _method_table as method_table
 from calibration_toolbox import _scipy
 from calibration_toolbox._errors import InputTypeError
-from calibration_toolbox.recalibration._base import Recalibrator
+from calibration_toolbox.recalibration._base import LOG_FLOOR, Recalibrator, log_odds
 from calibration_toolbox.recalibration.binary import BetaCalibration, PlattScaling
 from calibration_toolbox.recalibration.ensemble import EnsembleTemperatureScaling
 from calibration_toolbox.recalibration.linear import (
@@ -31,30 +32,52 @@ from calibration_toolbox.recalibration.linear import (
     VectorScaling,
 )
 from calibration_toolbox.recalibration.nonparametric import HistogramBinning, IsotonicCalibration
+from calibration_toolbox.recalibration.scaling_binning import ScalingBinning
 from calibration_toolbox.recalibration.spline import SplineCalibration
 from calibration_toolbox.recalibration.temperature import TemperatureScaling
 from calibration_toolbox.recalibration.venn_abers import VennAbersCalibration
 
-__all__ = ["LOG_FLOOR", "METHODS", "Method", "converted", "input_of", "method_input"]
-
-#: A probability of exactly 0 becomes log(1e-300) = -690.8: finite logits whose softmax
-#: differs from the probabilities by at most 1e-300 per entry.
-LOG_FLOOR = 1e-300
+__all__ = [
+    "LOG_FLOOR",
+    "METHODS",
+    "Method",
+    "converted",
+    "input_of",
+    "method_for",
+    "method_input",
+]
 
 
 @dataclass(frozen=True)
 class Method:
-    """One recalibration method: its name, its class and what it is fitted on."""
+    """One recalibration method: its name, its class, what it is fitted on, its settings."""
 
     name: str
     title: str
-    factory: Callable[[], Recalibrator]
+    factory: Callable[..., Recalibrator]
     needs: str
     """``'logits'`` or ``'probabilities'``: what the class's ``fit`` and ``predict_proba`` take."""
+    settings: tuple[tuple[str, object], ...] = ()
+    """Constructor keywords that make the method from its class (``(("mode", "top-label"),)``).
+
+    A fitted model is this method when each setting is its fitted value (``mode_``), or,
+    for a setting kept only as a parameter, its parameter (see :meth:`describes`).
+    """
+
+    def make(self) -> Recalibrator:
+        """A new, unfitted recalibrator of this method."""
+        return self.factory(**dict(self.settings))
+
+    def describes(self, model: Recalibrator) -> bool:
+        """Whether ``model`` is of this method's class with each of its settings."""
+        return type(model) is self.factory and all(
+            getattr(model, f"{name}_", getattr(model, name, None)) == value
+            for name, value in self.settings
+        )
 
 
 #: The classes of the methods of :data:`calibration_toolbox._method_table.ROWS`, by name.
-_CLASSES: dict[str, Callable[[], Recalibrator]] = {
+_CLASSES: dict[str, Callable[..., Recalibrator]] = {
     cls.__name__: cls
     for cls in (
         TemperatureScaling,
@@ -68,12 +91,13 @@ _CLASSES: dict[str, Callable[[], Recalibrator]] = {
         HistogramBinning,
         VennAbersCalibration,
         SplineCalibration,
+        ScalingBinning,
     )
 }
 
 #: The methods by name, in the order of the method table's rows.
 METHODS: dict[str, Method] = {
-    row.name: Method(row.name, row.title, _CLASSES[row.class_name], row.needs)
+    row.name: Method(row.name, row.title, _CLASSES[row.class_name], row.needs, row.settings)
     for row in method_table.ROWS
 }
 
@@ -97,6 +121,16 @@ def input_of(model: Recalibrator, argument: str = "method") -> str:
         names=", ".join(METHODS),
         value=type(model).__name__,
     )
+
+
+def method_for(model: Recalibrator) -> Method | None:
+    """The method of :data:`METHODS` that ``model`` is (None: none of them).
+
+    Of the methods that describe it, the one with the most settings: a top-label
+    ``HistogramBinning`` is ``histogram-top-label``, a one-vs-rest one ``histogram``.
+    """
+    matches = [method for method in METHODS.values() if method.describes(model)]
+    return max(matches, key=lambda method: len(method.settings), default=None)
 
 
 def method_input(predictions: NDArray, method: Method, logits: bool) -> NDArray:
@@ -123,5 +157,5 @@ def converted(predictions: NDArray, needs: str, logits: bool) -> NDArray:
             else _scipy.special.softmax(values, axis=1)
         )
     if values.ndim == 1:
-        return np.log(np.maximum(values, LOG_FLOOR)) - np.log(np.maximum(1 - values, LOG_FLOOR))
+        return log_odds(values)
     return np.log(np.maximum(values, LOG_FLOOR))

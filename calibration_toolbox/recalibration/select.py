@@ -14,7 +14,7 @@ from calibration_toolbox._errors import InputError, InputTypeError
 from calibration_toolbox._warnings import UncalibratedBestWarning, warn
 from calibration_toolbox.metrics.scoring import brier_score, negative_log_likelihood
 from calibration_toolbox.recalibration._base import Recalibrator
-from calibration_toolbox.recalibration._methods import METHODS, converted, input_of
+from calibration_toolbox.recalibration._methods import METHODS, converted, input_of, method_for
 
 __all__ = ["RecalibratorSelection", "UncalibratedBestWarning", "select_recalibrator"]
 
@@ -99,13 +99,11 @@ def _candidates(methods: object) -> list[tuple[str, Recalibrator]]:
                     value=repr(method),
                     names=", ".join(METHODS),
                 )
-            candidates.append((method, METHODS[method].factory()))
+            candidates.append((method, METHODS[method].make()))
         else:
             input_of(method, "methods")
-            name = next(
-                (key for key, entry in METHODS.items() if type(method) is entry.factory),
-                type(method).__name__,
-            )
+            known = method_for(method)
+            name = type(method).__name__ if known is None else known.name
             candidates.append((name, type(method)(**method.get_params(deep=False))))
     names = [name for name, _ in candidates]
     if not names or len(set(names)) != len(names) or UNCALIBRATED in names:

@@ -113,6 +113,14 @@ CASES = {
     "SplineCalibration-one-vs-rest": Case(
         lambda: ct.SplineCalibration(mode="one-vs-rest"), False, duplicates=False
     ),
+    # A row falls in one of the three sets whatever its weight; duplicated rows are several.
+    "ScalingBinning": Case(ct.ScalingBinning, False, 1e-6, 1e-8, duplicates=False),
+    "ScalingBinning-top-label": Case(
+        lambda: ct.ScalingBinning(mode="top-label"), False, 1e-6, 1e-8, duplicates=False
+    ),
+    "ScalingBinning-same-rows": Case(
+        lambda: ct.ScalingBinning(split="none"), False, 1e-6, 1e-8, duplicates=False
+    ),
 }
 
 
@@ -199,6 +207,13 @@ ALTERNATIVES = {
         "classes": ["a", "b", "c", "d"],
     },
     ct.SplineCalibration: {"knots": 3, "mode": "one-vs-rest", "classes": ["a", "b", "c", "d"]},
+    ct.ScalingBinning: {
+        "bins": 3,
+        "mode": "top-label",
+        "split": "none",
+        "random_state": 1,
+        "classes": ["a", "b", "c", "d"],
+    },
 }
 
 
@@ -510,6 +525,7 @@ FLOAT_ATTRIBUTE = {
     ct.HistogramBinning: "bin_probabilities_",
     ct.VennAbersCalibration: "upper_",
     ct.SplineCalibration: "breakpoint_values_",
+    ct.ScalingBinning: "bin_probabilities_",
 }
 SHAPED_ATTRIBUTE = {
     ct.EnsembleTemperatureScaling: "weights_",
@@ -517,6 +533,7 @@ SHAPED_ATTRIBUTE = {
     ct.HistogramBinning: "bin_probabilities_",
     ct.VennAbersCalibration: "run_offsets_",
     ct.SplineCalibration: "breakpoint_offsets_",
+    ct.ScalingBinning: "bin_probabilities_",
 }
 COEFFICIENTS = (ct.VectorScaling, ct.MatrixScaling, ct.DirichletCalibration)
 COEFFICIENTS += (ct.PlattScaling, ct.BetaCalibration)
@@ -709,6 +726,21 @@ RANGE_CASES = [
         ct.SplineCalibration,
         set_first("breakpoints_", 0.99),
         "`breakpoints_` must increase within each run",
+    ),
+    (
+        ct.ScalingBinning,
+        set_first("bin_edges_", 0.5),
+        "`bin_edges_` must hold, per row, edges that run from 0 to 1",
+    ),
+    (
+        ct.ScalingBinning,
+        set_first("bin_probabilities_", 1.5),
+        "`bin_probabilities_` must be an array of finite numbers in [0, 1]; got 1.5.",
+    ),
+    (
+        ct.ScalingBinning,
+        set_first("mode_", "ovr"),
+        "`mode_` must be 'one-vs-rest' or 'top-label'; got 'ovr'.",
     ),
 ]
 

@@ -40,6 +40,7 @@ ON_PROBABILITIES = [
     ct.HistogramBinning,
     ct.VennAbersCalibration,
     ct.SplineCalibration,
+    ct.ScalingBinning,
 ]
 
 # scikit-learn's own checks run on two classes, one for each kind of input: logits
