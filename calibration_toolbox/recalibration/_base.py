@@ -367,8 +367,10 @@ class Recalibrator:
         super().__init_subclass__(**kwargs)
         if "_fitted_schema" in cls.__dict__:
             cls._fitted_attributes = tuple(cls._fitted_schema)
-        # `classes` (class names, see `_fit_labels`) is checked the same way in every class.
-        if "classes" in inspect.signature(cls.__init__).parameters:
+        # `classes` (class names, see `_fit_labels`) is checked the same way in every class
+        # (object's own __init__ takes none: its signature, parsed from text, is not read).
+        init = cls.__init__
+        if init is not object.__init__ and "classes" in inspect.signature(init).parameters:
             cls._parameters = {**cls._parameters, "classes": iv.optional_class_names}
         # Only the package's own public classes are loadable by name: a user's class of the
         # same name must not replace one of them in `load_recalibrator`.
