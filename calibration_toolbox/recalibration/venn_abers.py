@@ -33,7 +33,11 @@ from calibration_toolbox.recalibration._base import (
     integer_field,
     normalised_probs,
 )
-from calibration_toolbox.recalibration.nonparametric import _pooled_ties
+from calibration_toolbox.recalibration.nonparametric import (
+    _n_columns,
+    _pooled_ties,
+    _weighted_rows,
+)
 
 __all__ = ["VennAbersCalibration"]
 
@@ -351,14 +355,13 @@ class VennAbersCalibration(Recalibrator):
     ) -> VennAbersCalibration:
         """Fit on calibration probabilities ``X`` (N, K) or (N,) and labels ``y`` (N,)."""
         params = self._checked_params()
-        prob = iv.check_prob(X, name="X")
-        labels = self._fit_labels(y, *prob.shape)
-        weights = iv.check_sample_weight(sample_weight, len(prob))
-        if weights is not None and not weights.all():  # rows of weight 0 are absent rows
-            keep = weights > 0
-            prob, labels, weights = prob[keep], labels[keep], weights[keep]
+        # Rows of weight 0 are absent rows; weights count as rows (not scale-free), and a
+        # binary task's 1-D column is kept as it is (no (N, 2) copy).
+        prob, labels, weights = _weighted_rows(
+            self, X, y, sample_weight, expand_binary=False, scale_free=False
+        )
         folds = _fold_rows(len(prob), params["cv"], params["random_state"])
-        n_classes = prob.shape[1]
+        n_classes = _n_columns(prob)
         _warn_missing(labels, weights, n_classes)
         multiclass = params["multiclass"]
         runs = [
@@ -437,8 +440,11 @@ def _n_problems(n_classes: int, multiclass: str) -> int:
 def _problem_column(prob: NDArray, problem: int, multiclass: str) -> NDArray:
     """The scores of one binary problem: ``p_k`` (one-vs-rest), ``p_j / (p_i + p_j)`` (pairs).
 
-    A pair whose two probabilities are both 0 gets the score 1/2.
+    A pair whose two probabilities are both 0 gets the score 1/2.  A 1-D ``prob`` is a
+    binary task's positive column.
     """
+    if prob.ndim == 1:
+        return prob
     if prob.shape[1] == 2:
         return prob[:, 1]
     if multiclass == "ovr":
@@ -452,7 +458,7 @@ def _fold_runs(
     prob: NDArray, labels: NDArray, weights: NDArray | None, multiclass: str
 ) -> list[tuple[NDArray, NDArray, NDArray]]:
     """``(distinct scores, p0 table, p1 table)`` of each binary problem of one fold."""
-    n_classes = prob.shape[1]
+    n_classes = _n_columns(prob)
     runs = []
     for problem in range(_n_problems(n_classes, multiclass)):
         rows, positive_class = slice(None), problem
