@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, Text
-from calibration_toolbox._rows import SORT_CHUNK_ELEMENTS, row_blocks
+from calibration_toolbox._rows import ISOTONIC_CHUNK_ELEMENTS, SORT_CHUNK_ELEMENTS, row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.binning import (
     adaptive_edges,
@@ -270,13 +270,13 @@ def _isotonic_breakpoints(
     With ``centred``, the points of centred isotonic regression instead (see
     :func:`_centred_points`).
 
-    Problems are sorted and pooled a few at a time (about ``SORT_CHUNK_ELEMENTS`` scores), which
-    bounds the working memory at many classes for little extra time.
+    Problems are sorted and pooled a few at a time (about ``ISOTONIC_CHUNK_ELEMENTS`` scores),
+    which bounds the working memory at many classes for little extra time.
     """
     n_samples, n_problems = scores.shape
     breakpoints: list[NDArray] = []
     values: list[NDArray] = []
-    for chunk in row_blocks(n_problems, n_samples, SORT_CHUNK_ELEMENTS):
+    for chunk in row_blocks(n_problems, n_samples, ISOTONIC_CHUNK_ELEMENTS):
         # A function per chunk, so that a chunk's arrays are freed before the next is made.
         _chunk_breakpoints(
             scores[:, chunk], positive, chunk, weights, (breakpoints, values), centred
