@@ -19,19 +19,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from _data import make_multiclass
 from _timing import interleaved_ratio, peak_memory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calibration_toolbox import HistogramBinning
-
-
-def make_multiclass(n_samples: int, n_classes: int = 10, seed: int = 1):
-    rng = np.random.default_rng(seed)
-    logits = rng.normal(size=(n_samples, n_classes)).astype(np.float32) * 3
-    prob = np.exp(logits - logits.max(axis=1, keepdims=True))
-    prob /= prob.sum(axis=1, keepdims=True)
-    return prob, rng.integers(0, n_classes, n_samples)
 
 
 def main() -> None:

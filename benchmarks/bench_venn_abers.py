@@ -26,16 +26,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from _data import make_binary
 from _timing import peak_memory, print_ratios
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-
-def make_problem(n_samples: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    scores = rng.random(n_samples)
-    labels = (rng.random(n_samples) < scores**2).astype(np.int64)
-    return scores, labels
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -45,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=float, default=1e6)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
-    scores, labels = make_problem(int(args.rows))
+    scores, labels = make_binary(int(args.rows))
     print(f"VennAbersCalibration, {len(scores):,} binary rows (float64 scores)")
     print_ratios(
         {"VennAbersCalibration().fit": lambda: VennAbersCalibration().fit(scores, labels)},

@@ -57,6 +57,7 @@ __all__ = [
     "Predictions",
     "accepts_classes",
     "auto_bin_count",
+    "binary_columns",
     "check_bins",
     "check_bins_parameter",
     "check_class_names",
@@ -310,7 +311,9 @@ class Pairs(_PairFields, CheckedInput):
         )
 
 
-def check_prob(prob: ArrayLike, *, logits: bool = False, name: str = "prob") -> NDArray:
+def check_prob(
+    prob: ArrayLike, *, logits: bool = False, name: str = "prob", expand_binary: bool = True
+) -> NDArray:
     """Validate probabilities (or logits) and return an ``(N, K)`` float array.
 
     Parameters
@@ -323,6 +326,11 @@ def check_prob(prob: ArrayLike, *, logits: bool = False, name: str = "prob") -> 
         Whether ``prob`` holds logits; the softmax is applied after the checks.
     name : str
         Argument name used in error messages.
+    expand_binary : bool
+        With ``False``, probabilities of the positive class given as one column ((N,) or
+        (N, 1)) are returned as the 1-D column, not expanded: its values are checked to lie
+        in [0, 1], and the caller uses ``1 - p`` where it needs the other column (the
+        nonparametric fits: no ``(N, 2)`` float64 copy of a 1-D input).
 
     Returns
     -------
@@ -330,9 +338,15 @@ def check_prob(prob: ArrayLike, *, logits: bool = False, name: str = "prob") -> 
         float32 or float64 probabilities; the input itself when it is already a valid
         float array of that shape (never modified).
     """
-    array, tolerance = _probability_rows(prob, logits, False, name)
-    _scanned_rows(array, name, tolerance)
+    array, tolerance = _probability_rows(prob, logits, False, name, expand_binary)
+    if array.ndim == 2:
+        _scanned_rows(array, name, tolerance)
     return array
+
+
+def binary_columns(positive: NDArray) -> NDArray:
+    """The ``(N, 2)`` probabilities ``[1 - p, p]`` of a binary task from the column ``p``."""
+    return np.stack([1 - positive, positive], axis=1)
 
 
 def check_predictions(
@@ -569,11 +583,13 @@ def _scanned_rows(
 
 
 def _probability_rows(
-    prob: ArrayLike, logits: bool, renormalize: bool, name: str
+    prob: ArrayLike, logits: bool, renormalize: bool, name: str, expand_binary: bool = True
 ) -> tuple[NDArray, float]:
     """Probabilities before the row checks, and the tolerance of their row sums.
 
-    Logits go through the softmax; a binary column is expanded to ``[1 - p, p]``.
+    Logits go through the softmax; a binary column is expanded to ``[1 - p, p]`` (unless
+    ``expand_binary`` is false: then the range-checked column itself, whose rows need no
+    other check).
     """
     if check_logits_flag(logits, renormalize):
         array = _scipy.special.softmax(check_predicted_logits(prob, name), axis=1)
@@ -581,7 +597,8 @@ def _probability_rows(
     array, source_dtype = _as_float_array(prob, name, "probabilities")
     if array.ndim == 1:
         _check_range(array, name)
-        array = np.stack([1 - array, array], axis=1)
+        if expand_binary:
+            array = binary_columns(array)
     elif renormalize:  # a checked flag (check_logits_flag)
         array = _renormalized(array, name)
     # float16 input is checked at float16's precision, integer (one-hot) input as float64.

@@ -58,6 +58,10 @@ BETA_EPS = float(np.finfo(np.float64).eps)
 # function for any practical purpose, reached only where the likelihood keeps improving
 # towards infinity.  The intercept gets the same bound scaled by the features' reach.
 _SLOPE_BOUND = 100.0
+# A fit whose design features hold at most this many floats (2 MiB) keeps them after the
+# first pass instead of computing them again on each: a one-vs-rest fit of 40,000 x 100
+# (beta: about 25 passes per class) spent 30% of its time in the clip and logarithms.
+_CACHED_FEATURE_ELEMENTS = 1 << 18
 
 
 class _Rows:
@@ -67,6 +71,8 @@ class _Rows:
     (computed from the stored scores on demand, so no ``(N, d)`` float64 design is kept);
     the target of a row is ``targets[0]`` where ``positive`` and ``targets[1]`` elsewhere;
     ``weights`` (``None``: all 1) are positive.  ``n_passes`` counts the passes made.
+    Features of at most ``_CACHED_FEATURE_ELEMENTS`` floats in all are computed once and
+    kept (the same arrays: the same bits), larger ones again on every pass.
     """
 
     def __init__(
@@ -83,6 +89,8 @@ class _Rows:
         self.targets = (float(targets[0]), float(targets[1]))
         self.weights = weights
         self.n_passes = 0
+        small = len(positive) * n_features <= _CACHED_FEATURE_ELEMENTS
+        self._cache: list[list[NDArray]] | None = [] if small else None
 
     @classmethod
     def from_arrays(
@@ -102,10 +110,17 @@ class _Rows:
         self.n_passes += 1
         high, low = self.targets
         # The dozen float64 temporaries of a block stay in cache and a few MiB whatever N.
-        for rows in row_blocks(len(self.positive), 1, LOGISTIC_BLOCK_ROWS):
+        cache = self._cache
+        for index, rows in enumerate(row_blocks(len(self.positive), 1, LOGISTIC_BLOCK_ROWS)):
             positive = self.positive[rows]
             weights = None if self.weights is None else self.weights[rows]
-            yield self.features(rows), positive, np.where(positive, high, low), weights
+            if cache is not None and index < len(cache):
+                features = cache[index]
+            else:  # a pass left early filled the cache up to this block
+                features = self.features(rows)
+                if cache is not None:
+                    cache.append(features)
+            yield features, positive, np.where(positive, high, low), weights
 
 
 def _weighted_sum(values: NDArray, weights: NDArray | None) -> float:

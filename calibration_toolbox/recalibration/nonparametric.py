@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, Text
-from calibration_toolbox._rows import SORT_CHUNK_ELEMENTS, row_blocks
+from calibration_toolbox._rows import ISOTONIC_CHUNK_ELEMENTS, SORT_CHUNK_ELEMENTS, row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.binning import (
     adaptive_edges,
@@ -64,8 +64,11 @@ _INTERPOLATION_SCALE = 2.0**64
 def _problem_scores(prob: NDArray, mode: str) -> NDArray:
     """``(N, G)`` scores of the binary problems (see the module description).
 
-    The pooled problem has ``N K`` rows: the entries of ``prob`` row after row.
+    The pooled problem has ``N K`` rows: the entries of ``prob`` row after row.  A 1-D
+    ``prob`` (a binary task's positive column, one-vs-rest) is its own single problem.
     """
+    if prob.ndim == 1:
+        return prob[:, None]
     if mode == "pooled":
         return prob.reshape(-1, 1)
     if mode == "top-label":
@@ -82,18 +85,36 @@ def _problem_positives(prob: NDArray, labels: NDArray, mode: str) -> NDArray:
         return np.where(is_label.reshape(-1), 0, -1)
     if mode == "top-label":
         return np.where(np.argmax(prob, axis=1) == labels, 0, -1)
-    if prob.shape[1] == 2:
+    if prob.ndim == 1 or prob.shape[1] == 2:
         return np.where(labels == 1, 0, -1)
     return labels
 
 
+def _n_columns(prob: NDArray) -> int:
+    """The classes of validated probabilities: 2 for a binary task's 1-D positive column."""
+    return 2 if prob.ndim == 1 else prob.shape[1]
+
+
 def _weighted_rows(
-    estimator: Recalibrator, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None
+    estimator: Recalibrator,
+    X: ArrayLike,
+    y: ArrayLike,
+    sample_weight: ArrayLike | None,
+    *,
+    expand_binary: bool = True,
+    scale_free: bool = True,
 ) -> tuple[NDArray, NDArray, NDArray | None]:
-    """Validated probabilities, labels and weights, without the rows of weight 0."""
-    prob = iv.check_prob(X, name="X")
-    labels = estimator._fit_labels(y, *prob.shape)
-    weights = iv.check_sample_weight(sample_weight, len(prob), scale_free=True)
+    """Validated probabilities, labels and weights, without the rows of weight 0.
+
+    The one validation of the nonparametric fits.  With ``expand_binary=False`` a binary
+    task given as one column ((N,) or (N, 1)) stays that 1-D column, the caller's array
+    itself when it is float32 or float64 (see :func:`~calibration_toolbox._validation.
+    check_prob`): a fit on the positive class reads that column and needs no ``(N, 2)``
+    copy (16 bytes a row in float64).  ``scale_free`` is passed to the weights' check.
+    """
+    prob = iv.check_prob(X, name="X", expand_binary=expand_binary)
+    labels = estimator._fit_labels(y, len(prob), _n_columns(prob))
+    weights = iv.check_sample_weight(sample_weight, len(prob), scale_free=scale_free)
     if weights is not None and not weights.all():
         keep = weights > 0
         prob, labels, weights = prob[keep], labels[keep], weights[keep]
@@ -103,10 +124,15 @@ def _weighted_rows(
 def _fit_inputs(
     estimator: Recalibrator, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, mode: str
 ) -> tuple[NDArray, NDArray, NDArray | None, int]:
-    """Validate, drop zero-weight rows and warn about classes absent from ``y``."""
+    """Validate, drop zero-weight rows and warn about classes absent from ``y``.
+
+    One-vs-rest, a binary task's 1-D column is not expanded: the scores are a view of it.
+    """
     name = type(estimator).__name__
-    prob, labels, weights = _weighted_rows(estimator, X, y, sample_weight)
-    n_classes = prob.shape[1]
+    prob, labels, weights = _weighted_rows(
+        estimator, X, y, sample_weight, expand_binary=mode != "one-vs-rest"
+    )
+    n_classes = _n_columns(prob)
     if mode == "one-vs-rest":
         missing = np.flatnonzero(np.bincount(labels, minlength=n_classes) == 0)
         if len(missing):
@@ -244,13 +270,13 @@ def _isotonic_breakpoints(
     With ``centred``, the points of centred isotonic regression instead (see
     :func:`_centred_points`).
 
-    Problems are sorted and pooled a few at a time (about ``SORT_CHUNK_ELEMENTS`` scores), which
-    bounds the working memory at many classes for little extra time.
+    Problems are sorted and pooled a few at a time (about ``ISOTONIC_CHUNK_ELEMENTS`` scores),
+    which bounds the working memory at many classes for little extra time.
     """
     n_samples, n_problems = scores.shape
     breakpoints: list[NDArray] = []
     values: list[NDArray] = []
-    for chunk in row_blocks(n_problems, n_samples, SORT_CHUNK_ELEMENTS):
+    for chunk in row_blocks(n_problems, n_samples, ISOTONIC_CHUNK_ELEMENTS):
         # A function per chunk, so that a chunk's arrays are freed before the next is made.
         _chunk_breakpoints(
             scores[:, chunk], positive, chunk, weights, (breakpoints, values), centred

@@ -344,12 +344,14 @@ class SplineCalibration(Recalibrator):
         n_problems = scores.shape[1]
         for problem in range(n_problems):
             # A copy of the column, which the fit sorts in place; adding 0 also turns -0.0
-            # into +0.0.  A binary task's validated (N, 2) array is then freed.
+            # into +0.0.  A binary task's scores are a view of its 1-D X (the validation
+            # makes no (N, 2) copy); its integer problem indices are freed here.
             column = np.add(scores[:, problem], scores.dtype.type(0))
+            is_positive = positive == problem
             if n_problems == 1:
-                del scores
-            table = _calibration_table(column, positive == problem, weights, basis)
-            del column
+                del scores, positive
+            table = _calibration_table(column, is_positive, weights, basis)
+            del column, is_positive
             breakpoints.append(table[0])
             values.append(table[1])
             knot_values.append(table[2])

@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 from calibration_toolbox import _scipy
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, Text
+from calibration_toolbox._rows import row_blocks
 from calibration_toolbox._warnings import warn
 from calibration_toolbox.recalibration._base import (
     N_CLASSES_FIELD,
@@ -33,7 +34,11 @@ from calibration_toolbox.recalibration._base import (
     integer_field,
     normalised_probs,
 )
-from calibration_toolbox.recalibration.nonparametric import _pooled_ties
+from calibration_toolbox.recalibration.nonparametric import (
+    _n_columns,
+    _pooled_ties,
+    _weighted_rows,
+)
 
 __all__ = ["VennAbersCalibration"]
 
@@ -42,6 +47,9 @@ _MULTICLASS = ("ovr", "ovo")
 # Passes that step pending tangent points one vertex before the bisection takes over
 # (at least 1).
 _STEPS = 3
+# Points whose tangents are found together, and rows predicted together: about ten
+# temporaries of this many floats.
+_BLOCK_ROWS = 1 << 14
 
 
 # -- the tables --------------------------------------------------------------------------
@@ -75,20 +83,40 @@ def _upper_table(weights: NDArray, positives: NDArray, vertices: NDArray) -> NDA
     ``log2 |G|`` vectorised passes); everything else is cumulative sums.  A test score
     equal to a calibration score has the same ``p1`` as one just below it (the same
     derivation with the test row pooled into the tied score).
+
+    The work is done by :func:`_upper_table_of_sums` on the cumulative sums.
     """
-    qx = np.empty(len(weights) + 1)
-    qy = np.empty(len(weights) + 1)
-    qx[0] = qy[0] = 0.0
-    np.cumsum(weights, out=qx[1:])
-    np.cumsum(positives, out=qy[1:])
-    vx, vy = qx[vertices], qy[vertices]
-    qx -= 1.0  # Q_a = C_a - (1, 1), in place of C_a
-    qy -= 1.0
-    tangent = _tangent_vertices(vx, vy, qx, qy)
-    slopes = vy[tangent]
-    slopes -= qy
-    slopes /= np.subtract(vx[tangent], qx, out=qx)
-    return np.maximum.accumulate(slopes)
+    return _upper_table_of_sums(_cumulative(weights), _cumulative(positives), vertices)
+
+
+def _cumulative(values: NDArray) -> NDArray:
+    """``[0, v_0, v_0 + v_1, ...]``: the cumulative sums after a 0, ``n + 1`` floats."""
+    sums = np.empty(len(values) + 1)
+    sums[0] = 0.0
+    np.cumsum(values, out=sums[1:])
+    return sums
+
+
+def _upper_table_of_sums(cx: NDArray, cy: NDArray, vertices: NDArray) -> NDArray:
+    """:func:`_upper_table` from the cumulative sums ``C = (cx, cy)`` of the diagram.
+
+    Memory: the result (``n + 1`` floats) and the vertices' two coordinates beside the
+    sums; the tangents are found, their slopes computed and their cumulative maximum taken
+    for a block of points at a time (each point's tangent is its own), so the other
+    temporaries are those of one block.
+    """
+    vx, vy = cx[vertices], cy[vertices]
+    slopes = np.empty(len(cx))
+    running = -np.inf  # the cumulative maximum, block after block
+    for rows in row_blocks(len(cx), 1, _BLOCK_ROWS):
+        qx = cx[rows] - 1.0  # Q_a = C_a - (1, 1)
+        qy = cy[rows] - 1.0
+        tangent = _tangent_vertices(vx, vy, qx, qy)
+        block = np.subtract(vy[tangent], qy, out=slopes[rows])
+        block /= np.subtract(vx[tangent], qx, out=qx)
+        block[...] = np.maximum(np.maximum.accumulate(block), running)
+        running = block[-1]
+    return slopes
 
 
 def _tangent_vertices(vx: NDArray, vy: NDArray, qx: NDArray, qy: NDArray) -> NDArray:
@@ -104,15 +132,21 @@ def _tangent_vertices(vx: NDArray, vy: NDArray, qx: NDArray, qy: NDArray) -> NDA
     each, and a bisection (about ``log2`` of the vertex count passes) finishes the rest.
     """
     last = len(vx) - 1
-    dx, dy = np.diff(vx), np.diff(vy)
+
+    def segment(vertex: NDArray) -> tuple[NDArray, NDArray]:
+        # The segment after each vertex, as np.diff(vx)[vertex], without that (|G|,) array.
+        return vx[vertex + 1] - vx[vertex], vy[vertex + 1] - vy[vertex]
 
     def above(points: NDArray, vertex: NDArray) -> NDArray:
-        return dx[vertex] * (qy[points] - vy[vertex]) >= dy[vertex] * (qx[points] - vx[vertex])
+        dx, dy = segment(vertex)
+        return dx * (qy[points] - vy[vertex]) >= dy * (qx[points] - vx[vertex])
 
     tangent = np.minimum(np.searchsorted(vx, qx, side="right"), last)
     # The first pass on whole arrays (no gathers of the points): it settles nearly all.
     step = np.minimum(tangent, last - 1)
-    settled = dx[step] * (qy - vy[step]) >= dy[step] * (qx - vx[step])
+    dx, dy = segment(step)
+    settled = dx * (qy - vy[step]) >= dy * (qx - vx[step])
+    del dx, dy, step
     settled |= tangent == last
     pending = np.flatnonzero(~settled)
     tangent[pending] += 1
@@ -133,18 +167,35 @@ def _tangent_vertices(vx: NDArray, vy: NDArray, qx: NDArray, qy: NDArray) -> NDA
     return tangent
 
 
-def _tables(weights: NDArray, positives: NDArray) -> tuple[NDArray, NDArray]:
+def _tables(pooled: list[NDArray]) -> tuple[NDArray, NDArray]:
     """``(p0, p1)`` tables of one calibration set of distinct scores, ``n + 1`` each.
 
     ``p1[k]`` is read with ``k`` = the number of distinct scores below the test score and
     ``p0[k]`` with ``k`` = the number at or below it.  ``p0`` is ``p1`` of the mirrored set
     (scores reversed, labels flipped): the isotonic fit of ``1 - t`` on ``-s`` is ``1 - g``.
+
+    ``pooled`` is the list ``[weights, positives]`` (total and positive weight of each
+    distinct score), emptied here: each array is freed (``positives`` overwritten by the
+    negative weights) once its cumulative sums are made, so the mirrored table is built
+    beside the sums and the upper table alone.
     """
-    vertices = _scipy.optimize.isotonic_regression(positives / weights, weights=weights).blocks
+    weights, positives = pooled
+    pooled.clear()
+    # A copy of the blocks, which are a view of an array of n + 1 indices.
+    blocks = _scipy.optimize.isotonic_regression(positives / weights, weights=weights).blocks
+    vertices = blocks.copy()
+    del blocks
     upper = _upper_table(weights, positives, vertices)
     # The mirrored diagram's minorant has the mirrored vertices (PAV is symmetric).
     mirrored = len(weights) - vertices[::-1]
-    lower = 1.0 - _upper_table(weights[::-1], (weights - positives)[::-1], mirrored)[::-1]
+    del vertices
+    negatives = np.subtract(weights, positives, out=positives)
+    del positives
+    cx = _cumulative(weights[::-1])
+    del weights
+    cy = _cumulative(negatives[::-1])
+    del negatives
+    lower = 1.0 - _upper_table_of_sums(cx, cy, mirrored)[::-1]
     np.clip(lower, 0.0, 1.0, out=lower)  # 1 - (1 - p) may round below 0
     return lower, upper
 
@@ -351,14 +402,13 @@ class VennAbersCalibration(Recalibrator):
     ) -> VennAbersCalibration:
         """Fit on calibration probabilities ``X`` (N, K) or (N,) and labels ``y`` (N,)."""
         params = self._checked_params()
-        prob = iv.check_prob(X, name="X")
-        labels = self._fit_labels(y, *prob.shape)
-        weights = iv.check_sample_weight(sample_weight, len(prob))
-        if weights is not None and not weights.all():  # rows of weight 0 are absent rows
-            keep = weights > 0
-            prob, labels, weights = prob[keep], labels[keep], weights[keep]
+        # Rows of weight 0 are absent rows; weights count as rows (not scale-free), and a
+        # binary task's 1-D column is kept as it is (no (N, 2) copy).
+        prob, labels, weights = _weighted_rows(
+            self, X, y, sample_weight, expand_binary=False, scale_free=False
+        )
         folds = _fold_rows(len(prob), params["cv"], params["random_state"])
-        n_classes = prob.shape[1]
+        n_classes = _n_columns(prob)
         _warn_missing(labels, weights, n_classes)
         multiclass = params["multiclass"]
         runs = [
@@ -366,9 +416,9 @@ class VennAbersCalibration(Recalibrator):
             for rows in folds
             for run in _fold_runs(prob[rows], labels[rows], _subset(weights, rows), multiclass)
         ]
-        self.scores_ = np.concatenate([run[0] for run in runs])
-        self.lower_ = np.concatenate([run[1] for run in runs])
-        self.upper_ = np.concatenate([run[2] for run in runs])
+        self.scores_ = _joined([run[0] for run in runs])
+        self.lower_ = _joined([run[1] for run in runs])
+        self.upper_ = _joined([run[2] for run in runs])
         self.run_offsets_ = np.cumsum([0] + [len(run[0]) for run in runs]).astype(np.intp)
         self.n_classes_ = int(n_classes)
         self.n_folds_ = len(folds)
@@ -376,10 +426,14 @@ class VennAbersCalibration(Recalibrator):
         self.multiclass_ = multiclass
         return self
 
-    def _pairs(self, X: ArrayLike) -> tuple[NDArray, NDArray]:
+    def _checked(self, X: ArrayLike) -> NDArray:
+        """``X`` validated for prediction; a binary task's 1-D column is kept as it is."""
+        prob = iv.check_prob(X, name="X", expand_binary=False)
+        self._check_n_classes(_n_columns(prob))
+        return prob
+
+    def _pairs(self, prob: NDArray) -> tuple[NDArray, NDArray]:
         """``(p0, p1)`` of every fold and binary problem, shape ``(folds, N, G)``."""
-        prob = iv.check_prob(X, name="X")
-        self._check_n_classes(prob.shape[1])
         n_problems = _n_problems(self.n_classes_, self.multiclass_)
         shape = (self.n_folds_, len(prob), n_problems)
         p0, p1 = np.empty(shape), np.empty(shape)
@@ -405,7 +459,7 @@ class VennAbersCalibration(Recalibrator):
         log merge is the prediction: ``(1 - GM(1 - p0), GM(p1))``.
         """
         self._check_fitted()
-        p0, p1 = self._pairs(X)
+        p0, p1 = self._pairs(self._checked(X))
         if self.n_folds_ == 1:
             low, high = p0[0], p1[0]
         else:
@@ -417,14 +471,22 @@ class VennAbersCalibration(Recalibrator):
         return low, high
 
     def _calibrated_probs(self, X: ArrayLike) -> NDArray:
-        p0, p1 = self._pairs(X)
-        columns = _merged(p0, p1, self.merge_)
-        if self.n_classes_ == 2:
-            q = columns[:, 0]
-            return np.stack([1.0 - q, q], axis=1)
-        if self.multiclass_ == "ovo":
-            columns = _coupled(columns, self.n_classes_)
-        return normalised_probs(columns)
+        prob = self._checked(X)
+        n_classes = self.n_classes_
+        out = np.empty((len(prob), n_classes))
+        # A block of rows at a time (every step is row by row): beside the output, only
+        # the pairs and merged columns of one block.
+        width = self.n_folds_ * _n_problems(n_classes, self.multiclass_)
+        for rows in row_blocks(len(prob), width, _BLOCK_ROWS):
+            columns = _merged(*self._pairs(prob[rows]), self.merge_)
+            if n_classes == 2:
+                out[rows, 1] = columns[:, 0]
+                out[rows, 0] = 1.0 - columns[:, 0]
+                continue
+            if self.multiclass_ == "ovo":
+                columns = _coupled(columns, n_classes)
+            out[rows] = normalised_probs(columns)
+        return out
 
 
 def _n_problems(n_classes: int, multiclass: str) -> int:
@@ -437,8 +499,11 @@ def _n_problems(n_classes: int, multiclass: str) -> int:
 def _problem_column(prob: NDArray, problem: int, multiclass: str) -> NDArray:
     """The scores of one binary problem: ``p_k`` (one-vs-rest), ``p_j / (p_i + p_j)`` (pairs).
 
-    A pair whose two probabilities are both 0 gets the score 1/2.
+    A pair whose two probabilities are both 0 gets the score 1/2.  A 1-D ``prob`` is a
+    binary task's positive column.
     """
+    if prob.ndim == 1:
+        return prob
     if prob.shape[1] == 2:
         return prob[:, 1]
     if multiclass == "ovr":
@@ -452,7 +517,7 @@ def _fold_runs(
     prob: NDArray, labels: NDArray, weights: NDArray | None, multiclass: str
 ) -> list[tuple[NDArray, NDArray, NDArray]]:
     """``(distinct scores, p0 table, p1 table)`` of each binary problem of one fold."""
-    n_classes = prob.shape[1]
+    n_classes = _n_columns(prob)
     runs = []
     for problem in range(_n_problems(n_classes, multiclass)):
         rows, positive_class = slice(None), problem
@@ -465,12 +530,22 @@ def _fold_runs(
                 runs.append((np.empty(0), np.zeros(1), np.ones(1)))
                 continue
         column = _problem_column(prob[rows], problem, multiclass)
-        positive = np.where(labels[rows] == positive_class, 0, -1)
-        distinct, totals, positives, _ = _pooled_ties(
-            column[:, None], positive, slice(0, 1), _subset(weights, rows)
+        # The temporaries are freed as soon as they are used: the peak is in _tables.
+        distinct, *pooled, _ = _pooled_ties(
+            column[:, None],
+            np.where(labels[rows] == positive_class, 0, -1),
+            slice(0, 1),
+            _subset(weights, rows),
         )
-        runs.append((distinct.astype(np.float64), *_tables(totals, positives)))
+        del column
+        lower, upper = _tables(pooled)  # which frees the pooled weights as it goes
+        runs.append((distinct.astype(np.float64, copy=False), lower, upper))
     return runs
+
+
+def _joined(arrays: list[NDArray]) -> NDArray:
+    """The arrays end to end; a single one as it is (no copy of a one-run fitted state)."""
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 def _subset(weights: NDArray | None, rows) -> NDArray | None:

@@ -22,6 +22,7 @@ from scipy.optimize import check_grad, minimize
 from scipy.special import expit, log_expit, logit, softmax
 
 from calibration_toolbox import ECE, negative_log_likelihood
+from calibration_toolbox.recalibration import binary
 from calibration_toolbox.recalibration.binary import (
     BETA_EPS,
     BetaCalibration,
@@ -643,3 +644,19 @@ def test_real_predictions_improve_held_out(name):
         assert negative_log_likelihood(calibrated, labels[test_rows]) < nll_before
         if overconfidence > 0.02:
             assert ECE(calibrated, labels[test_rows]) < ece_before
+
+
+@pytest.mark.parametrize("make", [BetaCalibration, PlattScaling, lambda: BetaCalibration("ab")])
+def test_kept_features_give_the_same_fit_to_the_last_bit(make, monkeypatch):
+    # Small fits keep their design features after the first pass; recomputing them on every
+    # pass (the cache off) must give the same state, bit for bit.
+    rng = np.random.default_rng(4)
+    prob = softmax(rng.normal(size=(40_000, 3)) * 2, axis=1)  # three row blocks
+    labels = rng.integers(0, 3, len(prob))
+    data = np.log(prob) if make is PlattScaling else prob
+    kept = make().fit(data, labels)
+    monkeypatch.setattr(binary, "_CACHED_FEATURE_ELEMENTS", 0)
+    recomputed = make().fit(data, labels)
+    assert kept.coef_.tobytes() == recomputed.coef_.tobytes()
+    assert kept.intercept_.tobytes() == recomputed.intercept_.tobytes()
+    assert kept.predict_proba(data).tobytes() == recomputed.predict_proba(data).tobytes()

@@ -496,18 +496,19 @@ def test_real_predictions_calibrate(name, model):
     assert nll_lower or ECE(calibrated, labels) < ECE(prob, labels)
 
 
-def test_isotonic_fit_memory_at_most_twice_the_input():
+def test_isotonic_fit_memory_below_the_input_and_a_third():
     # 1M x 10 float32 one-vs-rest: the sort chunks used to keep 4.3x the input's bytes (casts
     # to float64 beside their source, a shifted copy of the labels, the previous chunk's
-    # arrays alive while the next was made); now 1.6x.
+    # arrays alive while the next was made); then 1.6x; one class per chunk (not two), 1.1x.
     rng = np.random.default_rng(12)
     prob = rng.random((1_000_000, 10), dtype=np.float32) ** 4
     prob /= prob.sum(axis=1, keepdims=True)
     labels = rng.integers(0, 10, len(prob))
+    IsotonicCalibration().fit(prob[:1000], labels[:1000])  # scipy.optimize loaded lazily
     tracemalloc.start()
     try:
         IsotonicCalibration().fit(prob, labels)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 2 * prob.nbytes
+    assert peak < 1.3 * prob.nbytes
