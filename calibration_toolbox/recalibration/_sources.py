@@ -105,10 +105,35 @@ def _checked_arrays(logits, labels, weights, start: int, n_classes: int | None) 
             n_classes=n_classes,
         )
     labels = iv.check_labels(labels, n_rows, logits.shape[1], name="y", hint=iv.LABELS_IN_PARTS)
-    # A block whose weights are all 0 is valid (only the total must be positive).
+    return Block(start, logits, labels, *_zero_or_checked_weights(weights, n_rows))
+
+
+def _zero_or_checked_weights(weights, n_rows: int) -> tuple[NDArray | None, bool]:
+    """A block's checked weights, and whether they are all 0 (valid: only the total counts)."""
     skip = weights is not None and np.size(weights) == n_rows and not np.any(weights)
-    weights = None if skip else iv.check_sample_weight(weights, n_rows)
-    return Block(start, logits, labels, weights, skip)
+    return (None if skip else iv.check_sample_weight(weights, n_rows)), skip
+
+
+def _checked_source(open_blocks: Callable[[], Iterator], check: Callable) -> Iterator[Block]:
+    """The non-empty blocks of one pass, each checked by ``check`` (see :func:`checked_blocks`).
+
+    ``check(logits, labels, weights, start, width)`` is given the first row of the block in
+    the source and the columns of the blocks before (None at the first).
+    """
+    start, width = 0, None
+    for index, raw in enumerate(open_blocks()):
+        logits, labels, weights = _unpacked(raw, index)
+        n_rows = np.shape(logits)[:1]
+        if n_rows == (0,):
+            continue  # an empty block adds nothing
+        try:
+            block = check(logits, labels, weights, start, width)
+        except (TypeError, ValueError) as exc:
+            where = f"rows {start} to {start + n_rows[0] - 1}" if n_rows else f"block {index}"
+            raise within(exc, "in {where} of {source}: ", where=where) from None
+        width = block.logits.shape[1]
+        start += len(block.labels)
+        yield block
 
 
 def checked_blocks(open_blocks: Callable[[], Iterator]) -> Iterator[Block]:
@@ -118,20 +143,7 @@ def checked_blocks(open_blocks: Callable[[], Iterator]) -> Iterator[Block]:
     `source`: ..."), then the in-memory message, whose row numbers count from the block's
     first row.
     """
-    start, n_classes = 0, None
-    for index, raw in enumerate(open_blocks()):
-        logits, labels, weights = _unpacked(raw, index)
-        n_rows = np.shape(logits)[:1]
-        if n_rows == (0,):
-            continue  # an empty block adds nothing
-        try:
-            block = _checked_arrays(logits, labels, weights, start, n_classes)
-        except (TypeError, ValueError) as exc:
-            where = f"rows {start} to {start + n_rows[0] - 1}" if n_rows else f"block {index}"
-            raise within(exc, "in {where} of {source}: ", where=where) from None
-        n_classes = block.logits.shape[1]
-        start += len(block.labels)
-        yield block
+    return _checked_source(open_blocks, _checked_arrays)
 
 
 def _checked_label_arrays(logits, labels, weights, start: int, n_labels: int | None) -> Block:
@@ -145,8 +157,7 @@ def _checked_label_arrays(logits, labels, weights, start: int, n_labels: int | N
             value=width,
             n_labels=n_labels,
         )
-    skip = weights is not None and np.size(weights) == n_rows and not np.any(weights)
-    weights = None if skip else iv.check_sample_weight(weights, n_rows)
+    weights, skip = _zero_or_checked_weights(weights, n_rows)
     return Block(start, checked.log_odds, checked.targets, weights, skip)
 
 
@@ -157,20 +168,7 @@ def checked_label_blocks(open_blocks: Callable[[], Iterator]) -> Iterator[Block]
     logits and an (N, K) 0/1 label matrix (checked by ``check_multilabel``); ``labels`` of a
     block is its ``uint8`` label matrix.
     """
-    start, n_labels = 0, None
-    for index, raw in enumerate(open_blocks()):
-        logits, labels, weights = _unpacked(raw, index)
-        n_rows = np.shape(logits)[:1]
-        if n_rows == (0,):
-            continue  # an empty block adds nothing
-        try:
-            block = _checked_label_arrays(logits, labels, weights, start, n_labels)
-        except (TypeError, ValueError) as exc:
-            where = f"rows {start} to {start + n_rows[0] - 1}" if n_rows else f"block {index}"
-            raise within(exc, "in {where} of {source}: ", where=where) from None
-        n_labels = block.labels.shape[1]
-        start += len(block.labels)
-        yield block
+    return _checked_source(open_blocks, _checked_label_arrays)
 
 
 def block_sum(open_blocks: Callable[[], Iterator], function: Callable):

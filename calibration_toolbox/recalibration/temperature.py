@@ -657,20 +657,8 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
             )
         if _arrays.is_dask_array(X):
             objective = _DaskLabelNLL(X, y, sample_weight)
-            if objective.n_labels < 2:
-                raise InputError(
-                    "{X:has} one label: with multilabel=True give two labels or more (one "
-                    "label is a binary task: TemperatureScaling on its logit).",
-                    argument="X",
-                )
             return self._fitted_labels(objective, low, high)
         checked = iv.check_multilabel(X, y, logits=True, names=("X", "y"), sigmoids=False)
-        if checked.targets.shape[1] < 2:
-            raise InputError(
-                "{X:has} one label: with multilabel=True give two labels or more (one "
-                "label is a binary task: TemperatureScaling on its logit, np.ravel(X)).",
-                argument="X",
-            )
         weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
         return self._fitted_labels(
             _LabelNLL(checked.log_odds, checked.targets, weights), low, high
@@ -678,6 +666,12 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
 
     def _fitted_labels(self, objective, low: float, high: float) -> TemperatureScaling:
         """One ``T`` per label from ``objective`` (in memory, or over blocks), set on ``self``."""
+        if objective.n_labels < 2:
+            raise InputError(
+                "{X:has} one label: with multilabel=True give two labels or more (one "
+                "label is a binary task: TemperatureScaling on its logit, np.ravel(X)).",
+                argument="X",
+            )
         beta, at_bound = _label_betas(objective, 1 / high, 1 / low)
         temperatures = 1 / beta
         if at_bound.any():
@@ -755,12 +749,6 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         open_blocks = block_opener(source)
         if params["multilabel"]:
             objective = _BlockLabelNLL(open_blocks)
-            if objective.n_labels < 2:
-                raise InputError(
-                    "{X:has} one label: with multilabel=True give two labels or more (one "
-                    "label is a binary task: TemperatureScaling on its logit).",
-                    argument="X",
-                )
             return self._fitted_labels(objective, low, high)
         start = _block_start(open_blocks, low)
         objective = _BlockNLL(open_blocks)
