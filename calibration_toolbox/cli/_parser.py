@@ -487,6 +487,10 @@ def _add_compare(commands) -> None:
         metavar="FILE",
         help="write the comparison as an HTML page",
     )
+    command.add_argument("--stream", action="store_true", help="read A and B in blocks, together")
+    command.add_argument(
+        "--block-rows", type=_positive_int, metavar="N", help="rows per block (65536)"
+    )
     command.set_defaults(per_class=False)
 
 
