@@ -11,7 +11,8 @@ Modules: ``_parser`` (options and help), ``_metrics`` and ``_methods`` (the name
 ``_blocks`` (a file read in blocks: the report, the fit on its seeded share), ``_document`` (the
 numbers, as the JSON document), ``_text`` (table, diagrams, CSV), ``_files`` (atomic
 outputs: figure, HTML page, .npz), ``_warned`` (the command line's words, and the warnings
-of a report by what they concern), ``_compare`` (two models' files of the same rows) and
+of a report by what they concern), ``_compare`` (two models' files of the same rows),
+``_compare_stream`` (the two files read in blocks together) and
 ``_commands`` (the subcommands).
 """
 

@@ -17,7 +17,8 @@ without ``--ci``), ``metrics`` (one entry per metric: ``metric``, ``A``, ``B``,
 ``difference``, ``interval``, ``pvalue``, ``better``), ``score_tests`` (``score``, ``test``,
 ``A``, ``B``, ``difference``, ``standard_error``, ``interval``, ``statistic``, ``df``,
 ``pvalue``, ``better``), ``reliability`` (each model's non-empty top-label bins) and
-``warnings``.  A number that is not finite is null.
+``warnings``.  A number that is not finite is null.  ``--stream`` gives the same document
+from both files read in blocks together (:mod:`~calibration_toolbox.cli._compare_stream`).
 """
 
 from __future__ import annotations
