@@ -185,7 +185,7 @@ class _Streamed:
         """Add both models' rows of a block: sums, scores and, with --ci, cells."""
         (prob_a, labels), (prob_b, _) = block_a, block_b
         views = [metric_view(prob, self.scores, self.logits) for prob in (prob_a, prob_b)]
-        engine = {"logits": self.logits, "renormalize": False, "eps": 1e-15}
+        engine = {"logits": self.logits, "renormalize": False}  # the default eps
         for name, score in SCORES.items():
             losses = _score_differences(*views, labels, score, engine)
             for model, loss in zip(self.models, losses, strict=True):
