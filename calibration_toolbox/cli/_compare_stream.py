@@ -121,7 +121,7 @@ class _Model:
             bins=options.bins, logits=logits, scores=scores, tables=_tables(options, scores)
         )
         self.losses: dict[str, list[np.ndarray]] = {name: [] for name in SCORES}
-        self.cells: dict[tuple, list[EntryCells]] = {}
+        self.cells: dict[tuple, list[EntryCells] | EntryCells] = {}
         self.reductions: dict[str, EntryCells] = {}
 
 
@@ -213,10 +213,15 @@ class _Streamed:
 
 
 def _joined(model: _Model, key: tuple, n_rows: list[int]) -> EntryCells:
-    """One model's cells of ``key``, block after block, their rows the file's."""
+    """One model's cells of ``key``, block after block, their rows the file's.
+
+    Joined once for the metrics that share them, the blocks' own cells then let go.
+    """
     blocks = model.cells[key]
+    if isinstance(blocks, EntryCells):
+        return blocks
     starts = np.cumsum([0, *n_rows])
-    return replace(
+    joined = replace(
         blocks[0],
         rows=np.concatenate(
             [cells.rows + start for cells, start in zip(blocks, starts, strict=False)]
@@ -224,6 +229,8 @@ def _joined(model: _Model, key: tuple, n_rows: list[int]) -> EntryCells:
         joint_cells=np.concatenate([cells.joint_cells for cells in blocks]),
         scores=np.concatenate([cells.scores for cells in blocks]),
     )
+    model.cells[key] = joined
+    return joined
 
 
 def _model_cells(streamed: _Streamed, metric: Metric) -> list[EntryCells]:
