@@ -19,7 +19,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import stat
 from collections.abc import Iterator
 from typing import IO, Union
@@ -92,7 +91,7 @@ class Batch:
         named, target = os.fspath(path), os.path.realpath(path)
         folder, base = os.path.split(target)
         _remove_stale(folder, base)
-        temporary = os.path.join(folder, f".{base}.{os.getpid()}-{secrets.token_hex(8)}.tmp")
+        temporary = os.path.join(folder, f".{base}.{os.getpid()}-{os.urandom(8).hex()}.tmp")
         with _failing_on(named):
             if os.path.isdir(target):  # refused now: its rename would fail after the others'
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", named)

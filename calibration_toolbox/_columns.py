@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING
 
 from calibration_toolbox._errors import InputError
+
+if TYPE_CHECKING:  # the key names are read by the command line's parser: no NumPy import
+    from numpy.typing import NDArray
 
 __all__ = [
     "CSV_LABEL_COLUMNS",
@@ -235,4 +236,4 @@ def hits(predicted: NDArray, labels: NDArray) -> NDArray:
     """
     if (predicted.dtype.kind in "USO") != (labels.dtype.kind in "USO"):
         predicted, labels = predicted.astype(str), labels.astype(str)
-    return (predicted == labels).astype(np.float64)
+    return (predicted == labels).astype("float64")

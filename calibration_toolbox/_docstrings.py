@@ -8,6 +8,10 @@ from collections.abc import Callable, Mapping
 
 from calibration_toolbox._typing import Function
 
+# A line that holds only a token, ``{name}``: one pattern for every docstring and token.
+_TOKEN = re.compile(r"\{\w+\}")
+_TOKEN_LINE = re.compile(r"^([ \t]*)(\{\w+\})[ \t]*\n", re.MULTILINE)
+
 
 def with_fragments(fragments: Mapping[str, str]) -> Callable[[Function], Function]:
     """A decorator replacing each line that holds only a token by ``fragments[token]``.
@@ -16,25 +20,27 @@ def with_fragments(fragments: Mapping[str, str]) -> Callable[[Function], Functio
     the indentation of the token's line.  So the result does not depend on whether the
     docstring kept its source indentation (Python <= 3.12) or had it stripped at compile
     time (3.13+).  A token that a docstring does not hold is left alone, and the decorated
-    function is returned itself, with its signature and type.
+    function is returned itself, with its signature and type.  A token is written
+    ``{name}`` (anything else is a ``ValueError``).
     """
-    replacements = [
-        (re.compile(rf"^([ \t]*){re.escape(token)}[ \t]*\n", re.MULTILINE), textwrap.dedent(text))
-        for token, text in fragments.items()
-    ]
+    if not all(_TOKEN.fullmatch(token) for token in fragments):
+        raise ValueError(
+            f"docstring tokens are {{name}}, e.g. '{{parameters}}'; got {list(fragments)}."
+        )
+    replacements = [(token, textwrap.dedent(text)) for token, text in fragments.items()]
 
     def fill(function: Function) -> Function:
         doc = function.__doc__
         if doc is None:  # docstrings removed (python -OO)
             return function
-        for line, text in replacements:
-            doc = line.sub(_indented(text), doc)
+        for token, text in replacements:
+            doc = _TOKEN_LINE.sub(_indented(token, text), doc)
         function.__doc__ = doc
         return function
 
     return fill
 
 
-def _indented(text: str) -> Callable[[re.Match[str]], str]:
-    """The replacement of a token's line: ``text`` indented as that line is."""
-    return lambda line: textwrap.indent(text, line[1])
+def _indented(token: str, text: str) -> Callable[[re.Match[str]], str]:
+    """The replacement of ``token``'s line: ``text`` indented as that line is (others kept)."""
+    return lambda line: textwrap.indent(text, line[1]) if line[2] == token else line[0]

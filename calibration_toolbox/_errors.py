@@ -112,6 +112,8 @@ API_WORDS = Words(
         "classes_example": "classes=['cat', 'dog']",
         "pass_scores": "pass `scores=True` (`--scores` on the command line)",
         "pass_classes": "Pass `classes` (`--classes` on the command line)",
+        "multilabel_reader": "`read_multilabel` (`--multilabel` on the command line)",
+        "without_multilabel": "with `load_predictions` (without `--multilabel`)",
     },
     "`{}`",
 )

@@ -187,6 +187,7 @@ def render_report(
             for diagram, drawn in _check_curves(curves, methods).items()
         ),
         _per_class_section(results),
+        _per_class_section(results, "per_label", "label"),
         _grid_section(grids, figures),
         _group_section(report.get("groups"), group_tables or {}, figures),
         _footer(report),
@@ -683,18 +684,23 @@ def _figure_section(
     return "".join(parts)
 
 
-def _per_class_section(results: list[Mapping[str, Any]]) -> str:
-    """The per-class entries: a column per (field, method), one column for equal fields."""
-    with_classes = [result for result in results if result.get("per_class")]
+def _per_class_section(
+    results: list[Mapping[str, Any]], key: str = "per_class", row_name: str = "class"
+) -> str:
+    """The per-class entries: a column per (field, method), one column for equal fields.
+
+    ``key="per_label"`` and ``row_name="label"``: the per-label entries of a multi-label
+    report (``report --multilabel``), one row per label.
+    """
+    with_classes = [result for result in results if result.get(key)]
     if not with_classes:
         return ""
-    classes = [entry.get("class") for entry in with_classes[0]["per_class"]]
-    fields = [key for key in dict.fromkeys(_per_class_keys(with_classes)) if key != "class"]
+    classes = [entry.get(row_name) for entry in with_classes[0][key]]
+    keys = [field for result in with_classes for entry in result[key] for field in entry]
+    fields = [field for field in dict.fromkeys(keys) if field != row_name]
     columns = []  # (header, values per class)
     for field in fields:
-        per_method = [
-            [entry.get(field) for entry in result["per_class"]] for result in with_classes
-        ]
+        per_method = [[entry.get(field) for entry in result[key]] for result in with_classes]
         if all(values == per_method[0] for values in per_method):
             columns.append((_text(field), per_method[0]))
         else:
@@ -710,16 +716,13 @@ def _per_class_section(results: list[Mapping[str, Any]]) -> str:
         for row, label in enumerate(classes)
     )
     opened = " open" if len(classes) <= MAX_GRID_CLASSES else ""
+    plural = "classes" if row_name == "class" else f"{row_name}s"
     return (
-        "<h2>Per class</h2>"
-        f"<details{opened}><summary>{len(classes)} classes</summary>"
-        f'<div class="scroll"><table id="per-class"><thead><tr><th>class</th>{head}</tr>'
-        f"</thead><tbody>{rows}</tbody></table></div></details>"
+        f"<h2>Per {row_name}</h2>"
+        f"<details{opened}><summary>{len(classes)} {plural}</summary>"
+        f'<div class="scroll"><table id="per-{row_name}"><thead><tr><th>{row_name}</th>'
+        f"{head}</tr></thead><tbody>{rows}</tbody></table></div></details>"
     )
-
-
-def _per_class_keys(results: list[Mapping[str, Any]]) -> list[str]:
-    return [key for result in results for entry in result["per_class"] for key in entry]
 
 
 def _at(values: list[object], row: int) -> object:

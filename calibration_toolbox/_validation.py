@@ -840,8 +840,9 @@ def accepts_classes(metric: Function) -> Function:
 class MultiLabel(NamedTuple):
     """Checked multi-label predictions: (N, K) probabilities, 0/1 targets and the logits."""
 
-    prob: NDArray
-    """float32 or float64 probabilities, one independent probability per (row, label)."""
+    prob: NDArray | None
+    """float32 or float64 probabilities, one independent probability per (row, label); None
+    for logits checked with ``sigmoids=False`` (a fit that reads only the logits)."""
     targets: NDArray
     """The 0/1 label matrix as ``uint8``, of the shape of ``prob``."""
     log_odds: NDArray | None
@@ -857,6 +858,7 @@ def check_multilabel(
     *,
     logits: object,
     names: tuple[str, str] = ("prob", "labels"),
+    sigmoids: bool = True,
 ) -> MultiLabel:
     """Validate multi-label predictions: ``prob`` (N, K) in [0, 1] (or logits), ``labels`` 0/1.
 
@@ -867,7 +869,9 @@ def check_multilabel(
     1, i.e. one-hot labels beside a softmax.  With ``logits=True``, ``prob`` holds one
     logit per label and the probabilities are their sigmoids (never a softmax).  ``names``
     are the caller's names of the two arguments, those the messages give (a recalibrator's
-    ``("X", "y")``).
+    ``("X", "y")``).  ``sigmoids=False``: with logits, the probabilities are not computed
+    (``prob`` is None), for a caller that reads only ``log_odds`` (a fit): one (N, K) array
+    and a pass of ``expit`` saved.
     """
     logits = check_flag(logits, "logits")
     words = _argument_words(names)
@@ -896,7 +900,8 @@ def check_multilabel(
     if logits:
         # one logit per label: warned about when every value lies in [0, 1], as 1-D logits
         log_odds = _predicted_logits(array.reshape(-1), names[0]).reshape(array.shape)
-        return MultiLabel(_scipy.special.expit(log_odds), targets, log_odds)
+        prob = _scipy.special.expit(log_odds) if sigmoids else None
+        return MultiLabel(prob, targets, log_odds)
     _check_range(array, names[0])
     _refuse_one_hot_softmax(array, targets, names)
     return MultiLabel(array, targets, None)
@@ -1023,6 +1028,7 @@ def check_labels(
     pairs: bool = False,
     classes: ArrayLike | None = None,
     hint: str = "",
+    multilabel_hint: str = _MULTILABEL_NAMES,
 ) -> NDArray:
     """Validate integer class labels in ``[0, n_classes)`` and return them as ``intp``.
 
@@ -1030,7 +1036,10 @@ def check_labels(
     is 2), and the messages say so.  With ``classes`` (or labels wrapped with their
     classes by :func:`accepts_classes`), the labels are class names, mapped to column
     indices by :func:`check_class_names`; without it, names are a ``TypeError`` that says
-    to pass ``classes`` (where: ``hint``, e.g. " to the constructor").
+    to pass ``classes`` (where: ``hint``, e.g. " to the constructor").  A 2-D 0/1 matrix
+    is refused with the advice of :func:`_one_hot_hint`, whose multi-label way out is
+    ``multilabel_hint`` (the caller's: the multi-label measures by default, a
+    recalibrator's ``multilabel=True``).
     """
     kind = "0/1 targets with Scores" if pairs else "class indices"
     array = as_real_array(_label_indices(labels, classes, n_classes, name, hint), name)
@@ -1044,7 +1053,7 @@ def check_labels(
             argument=name,
             kind=kind,
             shape=array.shape,
-            hint=_one_hot_hint(array, name),
+            hint=_one_hot_hint(array, name, multilabel_hint),
         )
     if array.shape[0] != n_samples:
         raise InputError(
@@ -1075,12 +1084,13 @@ def check_labels(
     return array.astype(np.intp, copy=False)
 
 
-def _one_hot_hint(array: NDArray, name: str) -> str:
+def _one_hot_hint(array: NDArray, name: str, multilabel: str = _MULTILABEL_NAMES) -> str:
     """Advice for a 0/1 label matrix: one-hot labels (one 1 per row), or multi-label ones.
 
     A multiclass measure reads (N,) class indices: a one-hot matrix is refused with the
-    argmax to pass, or with the multi-label measures, since one 1 per row can be either; a
-    0/1 matrix with another count of ones per row is a multi-label target.
+    argmax to pass, or with ``multilabel`` (what reads independent labels: the multi-label
+    measures, or a recalibrator's ``multilabel=True``), since one 1 per row can be either;
+    a 0/1 matrix with another count of ones per row is a multi-label target.
     """
     if array.ndim != 2 or array.size == 0 or array.dtype.kind not in "biuf":
         return ""
@@ -1089,11 +1099,11 @@ def _one_hot_hint(array: NDArray, name: str) -> str:
     if (array.sum(axis=1) == 1).all():
         return (
             f" One-hot labels of a multiclass task: pass {name}.argmax(axis=1), the index "
-            f"of each row's 1; independent labels (one sigmoid each): {_MULTILABEL_NAMES}."
+            f"of each row's 1; independent labels (one sigmoid each): {multilabel}."
         )
     return (
         " A 0/1 matrix with other than one 1 per row is a multi-label target (independent "
-        f"labels, one sigmoid each): use {_MULTILABEL_NAMES}."
+        f"labels, one sigmoid each): use {multilabel}."
     )
 
 

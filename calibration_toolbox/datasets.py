@@ -3,12 +3,16 @@
 The example is a small file installed with the package (``data/digits_mlp.npz``, about
 60 KB): nothing is downloaded, so ``calibration-toolbox report`` runs anywhere with no file
 of one's own. ``scripts/make_digits_example.py`` in the repository made it and says how.
+Saved predictions of larger real models are not installed: :func:`data_folder` says where
+the documentation's examples and notebooks look for them.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from importlib import resources
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -16,7 +20,10 @@ from numpy.typing import NDArray
 
 from calibration_toolbox import _scipy
 
-__all__ = ["Example", "load_example", "make_overconfident"]
+__all__ = ["DATA_VARIABLE", "Example", "data_folder", "load_example", "make_overconfident"]
+
+#: The environment variable that names the folder of saved predictions of real models.
+DATA_VARIABLE = "CALIBRATION_TOOLBOX_DATA"
 
 
 class Example(NamedTuple):
@@ -166,3 +173,35 @@ def _check_example(arrays: dict[str, NDArray]) -> None:
                 f"{logits.shape} and {split}labels {labels.shape} do not match, or hold "
                 f"values out of range."
             )
+
+
+def data_folder(default: str | os.PathLike) -> Path:
+    """The folder of saved predictions of real models that examples and notebooks read.
+
+    The folder named by the environment variable :data:`DATA_VARIABLE`
+    (``CALIBRATION_TOOLBOX_DATA``) when it is set and not empty, else ``default`` (the
+    caller's own guess, such as ``shared/data`` beside a checkout).  Nothing is read or
+    checked: the folder may not exist, and a caller that finds no file in it falls back
+    to :func:`load_example`.
+
+    Parameters
+    ----------
+    default : str or os.PathLike
+        The folder to use when the environment variable is not set (or empty).
+
+    Returns
+    -------
+    pathlib.Path
+        The folder, as given (not resolved).
+
+    Examples
+    --------
+    >>> import os
+    >>> from pathlib import Path
+    >>> from calibration_toolbox.datasets import data_folder
+    >>> folder = data_folder(Path("..", "shared", "data"))
+    >>> folder == Path(os.environ.get("CALIBRATION_TOOLBOX_DATA") or "../shared/data")
+    True
+    """
+    named = os.environ.get(DATA_VARIABLE, "")
+    return Path(named if named else default)

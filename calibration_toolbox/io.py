@@ -46,14 +46,20 @@ from calibration_toolbox._limits import MAX_INFLATION, MAX_NPY_HEADER
 __all__ = [
     "CSV_LABEL_COLUMNS",
     "LABEL_KEYS",
+    "LABEL_NAME_KEYS",
     "PREDICTED_LABEL_KEYS",
     "PREDICTION_KEYS",
     "iter_predictions",
     "load_predictions",
     "load_prob",
     "read_column",
+    "read_multilabel",
     "read_predictions",
 ]
+
+LABEL_NAME_KEYS = ("label_names", "class_names", "classes")
+"""The ``.npz`` arrays read, first found first, as the names of the labels of
+:func:`read_multilabel` (a 1-D array of one name per column)."""
 
 DEFAULT_BLOCK_ROWS = 65536
 """Rows per block of :func:`iter_predictions` by default (2.6 MB of float32 at K = 10)."""
@@ -233,6 +239,129 @@ def read_predictions(
     given.apply_defaults()
     values = [given.arguments[name] for name in _OPTIONS[:-1]]
     return _read(_Options.checked(path, *values, optional_labels))
+
+
+def read_multilabel(
+    path: str | os.PathLike,
+    *,
+    labels_path: str | os.PathLike | None = None,
+    prob_key: str | None = None,
+    labels_key: str | None = None,
+) -> tuple[NDArray, NDArray, list[str] | None]:
+    r"""Read multi-label predictions: (N, K) scores, the (N, K) 0/1 label matrix, the names.
+
+    * ``.npz``: the arrays named ``prob_key`` and ``labels_key``; by default the first of
+      :data:`PREDICTION_KEYS` and of :data:`LABEL_KEYS` in the archive; the label names
+      are the first of :data:`LABEL_NAME_KEYS` (``label_names``, ``class_names``,
+      ``classes``) it holds, one per column (None when it holds none);
+    * ``.npy``: the scores, memory-mapped, with the label matrix in the ``.npy`` file
+      ``labels_path``.
+
+    ``labels[i, k]`` is 1 where label k applies to row i; the scores are per-label
+    probabilities (or logits), one sigmoid per label, read by the measures of
+    :mod:`calibration_toolbox.metrics.multilabel`.  Only the shapes and the names are
+    checked here (both arrays 2-D of one shape); the values are checked by the measures.
+    (N,) class labels are refused (a multiclass task: :func:`load_predictions`), and so
+    are the other formats: a column of a ``.csv`` or ``.parquet`` holds one label per row.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.npz``, or a ``.npy`` of the scores.
+    labels_path : str or os.PathLike, optional
+        The ``.npy`` of the label matrix of a ``.npy`` of scores (only then).
+    prob_key, labels_key : str, optional
+        The arrays of a ``.npz``.
+
+    Returns
+    -------
+    prob : ndarray of shape (n_samples, n_labels)
+        The scores as stored.
+    labels : ndarray of shape (n_samples, n_labels)
+        The label matrix as stored.
+    names : list of str or None
+        The names of the labels, in column order.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "tags.npz")
+    >>> np.savez(path, prob=[[0.9, 0.2], [0.4, 0.7]], labels=[[1, 0], [0, 1]],
+    ...          label_names=["cat", "outdoor"])
+    >>> prob, labels, names = read_multilabel(path)
+    >>> prob.shape, labels.tolist(), names
+    ((2, 2), [[1, 0], [0, 1]], ['cat', 'outdoor'])
+    """
+    options = _Options.checked(
+        path, labels_path, prob_key, labels_key, None, None, None, False, None, None, False
+    )
+    if options.format.kind == ".npz":
+        with _open_npz(options.path) as archive:
+            names_key = next((key for key in LABEL_NAME_KEYS if key in archive.files), None)
+            prob_name = _pick(archive, prob_key, "prob_key", PREDICTION_KEYS, 2, options.path)
+            labels_name = _pick(archive, labels_key, "labels_key", LABEL_KEYS, 2, options.path)
+            prob = _member(archive, prob_name, options.path)
+            labels = _member(archive, labels_name, options.path)
+            names = None if names_key is None else _member(archive, names_key, options.path)
+        source = f"array {labels_name!r} of {options.path}"
+    elif options.format.kind == ".npy":
+        prob, names = _read_npy(options.path), None
+        if options.labels_path.suffix.lower() != ".npy":
+            raise InputError(
+                "{labels_path:is} a .npy of the label matrix with {multilabel_reader}; got "
+                "{name!r}.",
+                argument="labels_path",
+                name=options.labels_path.name,
+            )
+        labels, source = _read_npy(options.labels_path), str(options.labels_path)
+    else:
+        raise InputError(
+            "{multilabel_reader} reads a .npz (or a .npy of scores with a .npy of labels): "
+            "a {kind} column holds one label per row, not an (N, K) label matrix; got "
+            "{name!r}.",
+            argument="path",
+            kind=options.format.kind,
+            name=options.path.name,
+        )
+    _check_label_matrix(prob, labels, options.path, source)
+    return prob, labels, None if names is None else _label_names(names, prob.shape[1], path)
+
+
+def _check_label_matrix(prob: NDArray, labels: NDArray, path: Path, source: str) -> None:
+    """Both arrays 2-D, of one shape, with rows: the shapes of a multi-label file."""
+    if labels.ndim == 1:
+        raise InputError(
+            "the labels ({source}) are 1-D class labels, one per row, but "
+            "{multilabel_reader} reads an (N, K) 0/1 label matrix: class labels of a "
+            "multiclass task are read {without_multilabel}.",
+            argument="labels",
+            source=source,
+        )
+    if prob.ndim != 2 or labels.ndim != 2 or prob.shape != labels.shape or not len(prob):
+        raise InputError(
+            "the predictions of {path} (shape {shape}) and the label matrix ({source}, shape "
+            "{label_shape}) must be non-empty 2-D arrays of one shape, one column per label.",
+            argument="labels",
+            path=path,
+            shape=prob.shape,
+            source=source,
+            label_shape=labels.shape,
+        )
+
+
+def _label_names(names: NDArray, n_labels: int, path) -> list[str]:
+    """The names of the labels (one per column, as text), checked against the columns."""
+    if names.ndim != 1 or len(names) != n_labels or names.dtype.kind not in "USiu":
+        raise InputError(
+            "the label names of {path} must be a 1-D array of {n_labels} names (text or "
+            "whole numbers), one per column; got shape {shape} of {dtype}.",
+            path=path,
+            n_labels=n_labels,
+            shape=names.shape,
+            dtype=str(names.dtype),
+        )
+    return [str(name) for name in names.tolist()]
 
 
 def _read(options: _Options) -> tuple[NDArray, NDArray | None]:
@@ -1077,6 +1206,15 @@ def _check_shapes(predictions, labels, path: Path, labels_source: str) -> None:
         raise ValueError(
             f"the predictions in {path} must be a 1-D array of P(y = 1) or a 2-D array of "
             f"shape (n_samples, n_classes); got shape {prediction_shape}."
+        )
+    if len(label_shape) == 2 and label_shape[1] > 1:
+        raise InputError(
+            "the labels ({source}) are a 2-D array of shape {shape}: an (N, K) 0/1 matrix of "
+            "multi-label targets is read with {multilabel_reader}; one-hot multiclass "
+            "labels are given as class indices (labels.argmax(axis=1)).",
+            argument="labels",
+            source=labels_source,
+            shape=tuple(label_shape),
         )
     if len(label_shape) != 1:
         raise ValueError(

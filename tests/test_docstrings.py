@@ -143,3 +143,22 @@ def test_a_token_inside_a_line_and_a_missing_docstring_are_left_alone():
     assert function.__doc__ == "Say {prob} here."
     function.__doc__ = None
     assert with_fragments({"{prob}": "text\n"})(function).__doc__ is None
+
+
+def test_tokens_are_filled_in_order_and_other_tokens_are_left_alone():
+    # the one pattern of every token line: a fragment filled in may hold a later token
+    def function():
+        """Summary.
+
+        {first}
+        {unknown}
+        """
+
+    with_fragments({"{first}": "{second}\n", "{second}": "done\n"})(function)
+    assert function.__doc__ == "Summary.\n\n        done\n        {unknown}\n        "
+
+
+@pytest.mark.parametrize("token", ["prob", "{two words}", "{prob"])
+def test_a_token_is_a_name_in_braces(token):
+    with pytest.raises(ValueError, match="docstring tokens are"):
+        with_fragments({token: "text\n"})

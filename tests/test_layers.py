@@ -8,6 +8,11 @@
     of the same layer (a folder of modules in one layer); and the module-level imports
     form no cycle.
 (c) The optional dependencies are imported where they are used, never at module level.
+(d) ``importlib.import_module`` is called only in the module-level ``__getattr__`` (PEP 562)
+    of a module of :data:`LAZY_MODULES`, the one sanctioned way to import a module on first
+    use: the package imports the modules of its tables (``_EXPORTS``, ``{module: names}``,
+    and ``_SUBMODULES``) as its names are first read, and those imports obey (b) as if
+    written at module level; ``_scipy`` imports SciPy's submodules the same way.
 
 A module that no layer names fails (b): declare it where it belongs.
 """
@@ -31,7 +36,8 @@ SOURCE = Path(importlib.util.find_spec(PACKAGE).origin).parent
 LAYERS = (
     # Leaves: facts that know no other module (block sizes and the scan, the input errors
     # and warnings, types, docstring pieces, the Scores wrapper, the key names of files,
-    # what a metric is, the one atomic writer, SciPy's submodules when first used).
+    # what a metric is, the one atomic writer, SciPy's submodules when first used, the
+    # recalibration methods by name).
     (
         "leaves",
         (
@@ -46,6 +52,7 @@ LAYERS = (
             "_limits",
             "_atomic",
             "_scipy",
+            "_method_table",
         ),
     ),
     # Facts of one array-like value, over the leaves.
@@ -87,6 +94,11 @@ OPTIONAL = {
 }
 #: Optional dependencies (extras and peers), never imported at module level.
 OPTIONAL_DEPENDENCIES = ("matplotlib", "pyarrow", "dask", "pandas", "sklearn", "torch")
+
+
+#: The modules whose module-level ``__getattr__`` imports modules on first use, and the
+#: names of their module-level tables of the own modules so imported (relative names).
+LAZY_MODULES = {"": ("_EXPORTS", "_SUBMODULES"), "cli._deferred": ("_EXPORTS",), "_scipy": ()}
 
 
 class Import(NamedTuple):
@@ -155,10 +167,21 @@ def _imports_of(module: str) -> list[tuple[str, int, bool, bool]]:
     return found
 
 
+def _lazy_imports(module: str) -> list[tuple[str, int, bool, bool]]:
+    """The own modules a lazy ``__getattr__`` imports, read from the module's tables."""
+    found = []
+    for node in ast.parse(MODULES[module].read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(getattr(target, "id", None) in LAZY_MODULES.get(module, ()) for target in targets):
+            value = ast.literal_eval(node.value)  # a dict's keys, or a tuple's items
+            found.extend((f"{PACKAGE}.{name}", node.lineno, False, False) for name in value)
+    return found
+
+
 def _own_imports() -> list[Import]:
     imports = set()
     for module in MODULES:
-        for dotted, line, in_function, type_only in _imports_of(module):
+        for dotted, line, in_function, type_only in _imports_of(module) + _lazy_imports(module):
             imported = _own_module(dotted)
             if imported is not None and imported != module:
                 imports.add(Import(module, imported, line, in_function, type_only))
@@ -232,6 +255,42 @@ def test_optional_dependencies_are_imported_where_they_are_used():
         if dotted.split(".")[0] in OPTIONAL_DEPENDENCIES and not (in_function or type_only)
     ]
     assert not found, "\n".join(found)
+
+
+def _import_module_calls(module: str) -> list[tuple[int, bool]]:
+    """(line, inside the module-level ``__getattr__``) of each ``import_module`` call."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    lazy = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
+    ]
+    inside = {id(node) for function in lazy for node in ast.walk(function)}
+    return [
+        (node.lineno, id(node) in inside)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "attr", getattr(node.func, "id", None))
+        in ("import_module", "__import__")
+    ]
+
+
+def test_modules_are_imported_on_first_use_only_by_a_lazy_getattr():
+    found = [
+        f"{_shown(module)} (line {line}) calls import_module"
+        for module in MODULES
+        for line, in_getattr in _import_module_calls(module)
+        if not (in_getattr and module in LAZY_MODULES)
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_the_lazy_tables_are_read():
+    lazy = {edge.imported for edge in OWN_IMPORTS if edge.importer == ""}
+    assert {"metrics", "recalibration", "recalibration.refinement", "stats"} <= lazy
+    assert {edge.imported for edge in OWN_IMPORTS if edge.importer == "cli._deferred"} == {
+        "cli._commands"
+    }
 
 
 @pytest.mark.parametrize(

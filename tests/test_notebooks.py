@@ -29,9 +29,14 @@ MACHINE_PATHS = (
 )
 
 
-def test_the_three_tutorials_are_there():
+def test_the_four_tutorials_are_there():
     names = [path.name for path in NOTEBOOKS]
-    assert names == ["01_quickstart.ipynb", "02_which_metric.ipynb", "03_recalibration.ipynb"]
+    assert names == [
+        "01_quickstart.ipynb",
+        "02_which_metric.ipynb",
+        "03_recalibration.ipynb",
+        "04_recalibration_cifar.ipynb",
+    ]
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)

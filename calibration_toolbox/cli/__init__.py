@@ -10,7 +10,9 @@ Modules: ``_parser`` (options and help), ``_metrics`` and ``_methods`` (the name
 ``--metrics`` and ``--method``), ``_inputs`` (reading and splitting), ``_stream`` and
 ``_blocks`` (a file read in blocks: the report, the fit on its seeded share), ``_document`` (the
 numbers, as the JSON document), ``_text`` (table, diagrams, CSV), ``_files`` (atomic
-outputs: figure, HTML page, .npz), ``_warned`` (the command line's words, and the warnings
+outputs: figure, HTML page, .npz), ``_names`` (the names the parser lists, without importing
+a metric or a recalibrator), ``_deferred`` (``_commands`` imported once a command runs, so
+that ``--help`` stays light), ``_warned`` (the command line's words, and the warnings
 of a report by what they concern), ``_compare`` (two models' files of the same rows),
 ``_compare_stream`` (the two files read in blocks together) and
 ``_commands`` (the subcommands).
@@ -27,7 +29,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator, Sequence
 
-from calibration_toolbox.cli._commands import COMMANDS
+from calibration_toolbox.cli import _deferred
 from calibration_toolbox.cli._parser import UsageError, parser
 from calibration_toolbox.cli._warned import in_cli_words
 
@@ -87,7 +89,7 @@ def _run(command: list[str]) -> int:
     with _collect_warnings(messages):
         try:
             args = _parse(command)
-            output = COMMANDS[args.command](args, command)
+            output = _deferred.COMMANDS[args.command](args, command)
         except (*_FAILURES, *_BEYOND_REACH) as error:
             print(f"calibration-toolbox: error: {_error_line(error)}", file=sys.stderr)
             return 2

@@ -44,6 +44,7 @@ from calibration_toolbox.cli._methods import (
     parameters,
     selected,
 )
+from calibration_toolbox.cli._multilabel import multilabel_report, multilabel_text
 from calibration_toolbox.cli._options import (
     ApplyRequest,
     CompareRequest,
@@ -95,10 +96,13 @@ def run_report(request: ReportRequest, command: Sequence[str]) -> str:
     check_groups_request(request)
     warned = Warned()
     with warned.of_file():
-        source = _source(request, warned)
-        result = build_report(source, command, warned)
-        if request.report.groups is not None:
-            result.document["groups"], result.group_tables = source.group_entry(result)
+        if request.multilabel:  # no --groups (refused with --multilabel)
+            result = multilabel_report(request, command, warned)
+        else:
+            source = _source(request, warned)
+            result = build_report(source, command, warned)
+            if request.report.groups is not None:
+                result.document["groups"], result.group_tables = source.group_entry(result)
     result.document["warnings"] = warned.file
     output = request.output
     with batch() as outputs:  # the text too, before any file replaces its target
@@ -110,6 +114,8 @@ def run_report(request: ReportRequest, command: Sequence[str]) -> str:
             return json.dumps(result.document, indent=2, allow_nan=False)
         if output.format == "csv":
             return csv_text(result)
+        if request.multilabel:
+            return multilabel_text(result)
         text = table_text(result)
         if "groups" in result.document:
             text = "\n".join([text, *group_lines(result.document["groups"])])

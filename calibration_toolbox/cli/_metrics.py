@@ -14,7 +14,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import calibration_toolbox.metrics  # noqa: F401 (imported for its effect: each row's function)
 from calibration_toolbox import _registry as registry
+from calibration_toolbox.cli._names import DEFAULT_METRICS, METRIC_NAMES, TOP_R
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -127,13 +129,13 @@ def _of_row(row: registry.MetricSpec, name: str, **options: object) -> Metric:
     )
 
 
-_TOP_R_ROW = next(row for row in registry.command_line() if row.command_line == "Top<r>CE")
+_TOP_R_ROW = next(row for row in registry.command_line() if row.command_line == TOP_R)
 #: The metrics of ``--metrics`` by name: the registry's rows with a command-line name, in
 #: its order (``Top<r>CE`` is matched by pattern: ToprCE with ``r``).
 METRICS: dict[str, Metric] = {
     row.command_line: _of_row(row, row.command_line)
     for row in registry.command_line()
-    if row is not _TOP_R_ROW
+    if row.command_line in METRIC_NAMES
 }
 #: The report's names of the terms of the multi-valued metrics (``CORP_MCB``: CORP's MCB).
 TERM_METRICS: dict[str, tuple[Metric, ...]] = {
@@ -145,8 +147,6 @@ TERM_METRICS: dict[str, tuple[Metric, ...]] = {
     )
     for name, fields in TERMS.items()
 }
-#: The report's metrics without ``--metrics`` (the class-wise ones are left out with --scores).
-DEFAULT_METRICS = ("ECE", "MCE", "RMSCE", "SCE", "ACE", "TACE", "Brier", "NLL")
 _BY_LOWER_NAME = {
     **{name.lower(): metric for name, metric in METRICS.items()},
     **{term.name.lower(): term for terms in TERM_METRICS.values() for term in terms},

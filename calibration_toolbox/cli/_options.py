@@ -173,6 +173,8 @@ class ReportRequest:
     stream: bool = False
     in_memory: bool = False
     block_rows: int | None = None
+    multilabel: bool = False
+    """``--multilabel``: FILE holds an (N, K) 0/1 label matrix (``cli._multilabel``)."""
 
 
 @dataclass(frozen=True)
@@ -375,8 +377,50 @@ def _output_format(args: argparse.Namespace) -> str:
     return "table" if args.format is None else args.format
 
 
+# What ``report --multilabel`` leaves out, and why: option -> (its attribute, the reason).
+_NOT_MULTILABEL = {
+    "--scores": ("scores", "the file holds one column per label"),
+    "--renormalize": ("renormalize", "the labels' probabilities do not sum to 1"),
+    "--metrics": ("metrics", "it reports ECE (macro, micro), Brier and NLL"),
+    "--per-class": ("per_class", "the per-label table is always shown"),
+    "--groups": ("groups", "not per group yet"),
+    "--ci": ("ci", "no bootstrap intervals yet"),
+    "--classes": ("classes", "label names are read from the file's label_names"),
+    "--classes-file": ("classes_file", "label names are read from the file's label_names"),
+    "--prob-column": ("prob_column", "it reads a .npz or .npy"),
+    "--labels-column": ("labels_column", "it reads a .npz or .npy"),
+    "--pred-column": ("pred_column", "it reads a .npz or .npy"),
+    "--sep": ("sep", "it reads a .npz or .npy"),
+    "--stream": ("stream", "the file is read whole (no multi-label report in blocks yet)"),
+    "--block-rows": ("block_rows", "the file is read whole"),
+}
+
+
+def _check_multilabel(args: argparse.Namespace) -> None:
+    """Refuse what ``--multilabel`` does not do, one option at a time; and the 'auto' path."""
+    if not args.multilabel:
+        return
+    if args.path is None:
+        raise UsageError(
+            "--multilabel needs a predictions FILE (a .npz, or a .npy with --labels)."
+        )
+    for option, (attribute, reason) in _NOT_MULTILABEL.items():
+        if getattr(args, attribute, None) not in (None, False):
+            raise UsageError(f"{option} is not available with --multilabel: {reason}.")
+    if args.format == "csv":
+        raise UsageError("--format csv is not available with --multilabel: use json.")
+    names = [method.name for method in _methods(args)]
+    others = [name for name in names if name not in ("temperature", "platt")]
+    if others:
+        raise UsageError(
+            f"--method {others[0]} is not available with --multilabel: temperature and platt "
+            "fit one map per label (multilabel=True)."
+        )
+
+
 def report_request(args: argparse.Namespace) -> ReportRequest:
     """The records of ``report``, every option checked (in the order of the checks before)."""
+    _check_multilabel(args)
     output = OutputOptions(_output_format(args), args.plot, args.html)
     fit = _fit_options(args)
     check_output(args.plot, "--plot")
@@ -412,6 +456,7 @@ def report_request(args: argparse.Namespace) -> ReportRequest:
         stream=args.stream,
         in_memory=args.in_memory,
         block_rows=args.block_rows,
+        multilabel=args.multilabel,
     )
 
 

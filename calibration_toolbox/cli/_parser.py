@@ -7,13 +7,18 @@ import os
 import textwrap
 
 from calibration_toolbox import __version__
-from calibration_toolbox.cli._methods import METHODS
-from calibration_toolbox.cli._metrics import DEFAULT_METRICS, METRICS
-from calibration_toolbox.io import (
+from calibration_toolbox._columns import (
     CSV_LABEL_COLUMNS,
     LABEL_KEYS,
     PREDICTED_LABEL_KEYS,
     PREDICTION_KEYS,
+)
+from calibration_toolbox.cli._names import (
+    DEFAULT_METRICS,
+    METHOD_NAMES,
+    METRIC_NAMES,
+    STREAMED_METRICS,
+    methods_taking,
 )
 
 __all__ = ["FIGURE_FORMATS", "UsageError", "parser"]
@@ -91,8 +96,8 @@ _figure_path = _suffixed(*FIGURE_FORMATS)
 
 
 # What a report read in blocks gives, and the first few it leaves out (the registry's).
-_STREAMED = ", ".join(name for name, metric in METRICS.items() if metric.streamed)
-_NOT_STREAMED = ", ".join([name for name, metric in METRICS.items() if not metric.streamed][:3])
+_STREAMED = ", ".join(STREAMED_METRICS)
+_NOT_STREAMED = ", ".join([name for name in METRIC_NAMES if name not in STREAMED_METRICS][:3])
 
 
 def _fill(text: str) -> str:
@@ -149,7 +154,7 @@ _FILES_HELP = [
 
 def _taking(needs: str) -> str:
     """The names of the methods fitted on ``needs`` (logits or probabilities), in words."""
-    names = [method.name for method in METHODS.values() if method.needs == needs]
+    names = methods_taking(needs)
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
@@ -231,7 +236,7 @@ _REPORT_HELP = "\n".join(
         "",
         "metrics:",
         _fill(
-            f"--metrics takes any of {', '.join(METRICS)} and Top<r>CE (ToprCE with r, "
+            f"--metrics takes any of {', '.join(METRIC_NAMES)} and Top<r>CE (ToprCE with r, "
             f"e.g. Top2CE), in any case; default {','.join(DEFAULT_METRICS)}. --ci adds "
             "percentile bootstrap intervals (95 %, --n-resamples resamples of the rows, "
             "seeded by --seed)."
@@ -316,6 +321,11 @@ def _add_report(commands) -> None:
     report.add_argument("--metrics", metavar="NAMES", help="comma-separated metric names")
     report.add_argument("--per-class", action="store_true", help="a table of every class")
     report.add_argument(
+        "--multilabel",
+        action="store_true",
+        help="an (N, K) 0/1 label matrix: one sigmoid per label",
+    )
+    report.add_argument(
         "--groups",
         metavar="COLUMN",
         help="metrics per group: a column (.npz key) of FILE",
@@ -374,7 +384,7 @@ def _add_recalibrate(commands) -> None:
     command.add_argument(
         "--method",
         required=True,
-        choices=list(METHODS),
+        choices=list(METHOD_NAMES),
         metavar="NAME",
         help="one method (see recalibration)",
     )

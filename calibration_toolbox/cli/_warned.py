@@ -37,6 +37,8 @@ CLI_WORDS = Words(
         "labels_column": "--labels-column",
         "pred_column": "--pred-column",
         "pass_scores": "pass --scores",
+        "multilabel_reader": "--multilabel",
+        "without_multilabel": "without --multilabel",
         "sep": "--sep",
         "bins": "--bins",
         "path": "the file",

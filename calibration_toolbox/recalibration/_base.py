@@ -367,8 +367,10 @@ class Recalibrator:
         super().__init_subclass__(**kwargs)
         if "_fitted_schema" in cls.__dict__:
             cls._fitted_attributes = tuple(cls._fitted_schema)
-        # `classes` (class names, see `_fit_labels`) is checked the same way in every class.
-        if "classes" in inspect.signature(cls.__init__).parameters:
+        # `classes` (class names, see `_fit_labels`) is checked the same way in every class
+        # (object's own __init__ takes none: its signature, parsed from text, is not read).
+        init = cls.__init__
+        if init is not object.__init__ and "classes" in inspect.signature(init).parameters:
             cls._parameters = {**cls._parameters, "classes": iv.optional_class_names}
         # Only the package's own public classes are loadable by name: a user's class of the
         # same name must not replace one of them in `load_recalibrator`.
@@ -509,7 +511,28 @@ class Recalibrator:
 
     def _labels(self, y: ArrayLike, n_samples: int, n_classes: int, classes) -> NDArray:
         hint = f" when constructing the recalibrator, {type(self).__name__}(classes=...)"
-        return check_labels(y, n_samples, n_classes, name="y", classes=classes, hint=hint)
+        return check_labels(
+            y,
+            n_samples,
+            n_classes,
+            name="y",
+            classes=classes,
+            hint=hint,
+            multilabel_hint=self._multilabel_hint(),
+        )
+
+    @classmethod
+    def _multilabel_hint(cls) -> str:
+        """What fits an (N, K) 0/1 label matrix instead: this class's ``multilabel=True``.
+
+        A class without that parameter names the two that have it.
+        """
+        if "multilabel" in cls._parameters:
+            return f"{cls.__name__}(multilabel=True), one map per label"
+        return (
+            f"TemperatureScaling(multilabel=True) or PlattScaling(multilabel=True), one map "
+            f"per label ({cls.__name__} has no multi-label form)"
+        )
 
     # -- logits at fit ---------------------------------------------------------------------
     def _fit_logits(self, X: ArrayLike, name: str = "X") -> NDArray:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from calibration_toolbox import _method_table as method_table
 from calibration_toolbox import _scipy
 from calibration_toolbox._errors import InputTypeError
 from calibration_toolbox.recalibration._base import LOG_FLOOR, Recalibrator, log_odds
@@ -75,29 +76,29 @@ class Method:
         )
 
 
-METHODS: dict[str, Method] = {
-    method.name: method
-    for method in (
-        Method("temperature", "temperature scaling", TemperatureScaling, "logits"),
-        Method("ensemble", "ensemble temperature scaling", EnsembleTemperatureScaling, "logits"),
-        Method("vector", "vector scaling", VectorScaling, "logits"),
-        Method("matrix", "matrix scaling", MatrixScaling, "logits"),
-        Method("dirichlet", "Dirichlet calibration", DirichletCalibration, "probabilities"),
-        Method("platt", "Platt scaling", PlattScaling, "logits"),
-        Method("beta", "beta calibration", BetaCalibration, "probabilities"),
-        Method("isotonic", "isotonic calibration", IsotonicCalibration, "probabilities"),
-        Method("histogram", "histogram binning", HistogramBinning, "probabilities"),
-        Method(
-            "histogram-top-label",
-            "top-label histogram binning",
-            HistogramBinning,
-            "probabilities",
-            (("mode", "top-label"),),
-        ),
-        Method("venn-abers", "Venn-Abers calibration", VennAbersCalibration, "probabilities"),
-        Method("spline", "spline calibration", SplineCalibration, "probabilities"),
-        Method("scaling-binning", "scaling-binning calibration", ScalingBinning, "probabilities"),
+#: The classes of the methods of :data:`calibration_toolbox._method_table.ROWS`, by name.
+_CLASSES: dict[str, Callable[..., Recalibrator]] = {
+    cls.__name__: cls
+    for cls in (
+        TemperatureScaling,
+        EnsembleTemperatureScaling,
+        VectorScaling,
+        MatrixScaling,
+        DirichletCalibration,
+        PlattScaling,
+        BetaCalibration,
+        IsotonicCalibration,
+        HistogramBinning,
+        VennAbersCalibration,
+        SplineCalibration,
+        ScalingBinning,
     )
+}
+
+#: The methods by name, in the order of the method table's rows.
+METHODS: dict[str, Method] = {
+    row.name: Method(row.name, row.title, _CLASSES[row.class_name], row.needs, row.settings)
+    for row in method_table.ROWS
 }
 
 

@@ -11,7 +11,9 @@ generator, say) is refused: its second pass would see no rows.
 
 :func:`checked_blocks` validates each block as the in-memory ``fit`` validates its
 arrays (same checks and messages, prefixed with the block's absolute rows) and checks
-that every block has the classes of the first.
+that every block has the classes of the first; :func:`checked_label_blocks` does the same
+for the blocks of a multi-label fit (``multilabel=True``: (N, K) logits and an (N, K) 0/1
+label matrix, every block with the labels of the first).
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from numpy.typing import NDArray
 from calibration_toolbox import _validation as iv
 from calibration_toolbox._errors import InputError, InputTypeError, Name, within
 
-__all__ = ["Block", "block_opener", "block_sum", "checked_blocks", "checked_part"]
+__all__ = [
+    "Block",
+    "block_opener",
+    "block_sum",
+    "checked_blocks",
+    "checked_label_blocks",
+    "checked_part",
+]
 
 
 class Block(NamedTuple):
@@ -121,6 +130,45 @@ def checked_blocks(open_blocks: Callable[[], Iterator]) -> Iterator[Block]:
             where = f"rows {start} to {start + n_rows[0] - 1}" if n_rows else f"block {index}"
             raise within(exc, "in {where} of {source}: ", where=where) from None
         n_classes = block.logits.shape[1]
+        start += len(block.labels)
+        yield block
+
+
+def _checked_label_arrays(logits, labels, weights, start: int, n_labels: int | None) -> Block:
+    """One multi-label block checked as ``fit(multilabel=True)`` checks its arguments."""
+    checked = iv.check_multilabel(logits, labels, logits=True, names=("X", "y"), sigmoids=False)
+    n_rows, width = checked.targets.shape
+    if n_labels is not None and width != n_labels:
+        raise InputError(
+            "{X:has} {value} labels where the blocks before have {n_labels}.",
+            argument="X",
+            value=width,
+            n_labels=n_labels,
+        )
+    skip = weights is not None and np.size(weights) == n_rows and not np.any(weights)
+    weights = None if skip else iv.check_sample_weight(weights, n_rows)
+    return Block(start, checked.log_odds, checked.targets, weights, skip)
+
+
+def checked_label_blocks(open_blocks: Callable[[], Iterator]) -> Iterator[Block]:
+    """One pass over a multi-label source: its non-empty blocks, each checked as ``fit``.
+
+    As :func:`checked_blocks`, for ``(logits, labels[, sample_weight])`` blocks of (N, K)
+    logits and an (N, K) 0/1 label matrix (checked by ``check_multilabel``); ``labels`` of a
+    block is its ``uint8`` label matrix.
+    """
+    start, n_labels = 0, None
+    for index, raw in enumerate(open_blocks()):
+        logits, labels, weights = _unpacked(raw, index)
+        n_rows = np.shape(logits)[:1]
+        if n_rows == (0,):
+            continue  # an empty block adds nothing
+        try:
+            block = _checked_label_arrays(logits, labels, weights, start, n_labels)
+        except (TypeError, ValueError) as exc:
+            where = f"rows {start} to {start + n_rows[0] - 1}" if n_rows else f"block {index}"
+            raise within(exc, "in {where} of {source}: ", where=where) from None
+        n_labels = block.labels.shape[1]
         start += len(block.labels)
         yield block
 

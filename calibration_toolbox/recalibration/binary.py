@@ -862,7 +862,7 @@ class PlattScaling(_OneVsRestLogistic):
                 argument="classes" if self.classes is not None else "X",
             )
         logits = params["input"] == "logits"
-        checked = iv.check_multilabel(X, y, logits=logits, names=("X", "y"))
+        checked = iv.check_multilabel(X, y, logits=logits, names=("X", "y"), sigmoids=False)
         n_samples, n_labels = checked.targets.shape
         if n_labels < 2:
             raise InputError(

@@ -25,7 +25,12 @@ from calibration_toolbox.recalibration._base import (
     number_field,
     short_list,
 )
-from calibration_toolbox.recalibration._sources import block_opener, checked_blocks, checked_part
+from calibration_toolbox.recalibration._sources import (
+    block_opener,
+    checked_blocks,
+    checked_label_blocks,
+    checked_part,
+)
 
 __all__ = ["TEMPERATURE_BOUNDS", "TEMPERATURE_FIELD", "TemperatureScaling", "fitted_objective"]
 
@@ -645,13 +650,21 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
 
     def _fit_labels_matrix(self, X, y, sample_weight, low: float, high: float):
         """``multilabel=True``: one ``T`` per label (:func:`label_temperatures`)."""
-        if _arrays.is_dask_array(X) or self.classes is not None:
+        if self.classes is not None:
             raise InputError(
-                "{argument} is not supported with multilabel=True yet: pass NumPy arrays "
-                "and no class names.",
-                argument="classes" if self.classes is not None else "X",
+                "{argument} is not supported with multilabel=True yet: pass no class names.",
+                argument="classes",
             )
-        checked = iv.check_multilabel(X, y, logits=True, names=("X", "y"))
+        if _arrays.is_dask_array(X):
+            objective = _DaskLabelNLL(X, y, sample_weight)
+            if objective.n_labels < 2:
+                raise InputError(
+                    "{X:has} one label: with multilabel=True give two labels or more (one "
+                    "label is a binary task: TemperatureScaling on its logit).",
+                    argument="X",
+                )
+            return self._fitted_labels(objective, low, high)
+        checked = iv.check_multilabel(X, y, logits=True, names=("X", "y"), sigmoids=False)
         if checked.targets.shape[1] < 2:
             raise InputError(
                 "{X:has} one label: with multilabel=True give two labels or more (one "
@@ -659,7 +672,12 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
                 argument="X",
             )
         weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
-        objective = _LabelNLL(checked.log_odds, checked.targets, weights)
+        return self._fitted_labels(
+            _LabelNLL(checked.log_odds, checked.targets, weights), low, high
+        )
+
+    def _fitted_labels(self, objective, low: float, high: float) -> TemperatureScaling:
+        """One ``T`` per label from ``objective`` (in memory, or over blocks), set on ``self``."""
         beta, at_bound = _label_betas(objective, 1 / high, 1 / low)
         temperatures = 1 / beta
         if at_bound.any():
@@ -724,15 +742,26 @@ class TemperatureScaling(_dask.LazyPredictions, Recalibrator):
         how much that block resembles the rest: usually 2 to 4, as in :meth:`fit`; a
         first block unlike the rest (a file sorted by label, say) may take a few more.
         ``n_passes_`` counts the passes over every block.
+
+        With ``multilabel=True`` a block is ``(logits, labels[, sample_weight])`` of (N, K)
+        per-label logits and an (N, K) 0/1 label matrix, every block with the labels of the
+        first: one ``T`` per label as :meth:`fit` finds them (the bounds pass, then SciPy's
+        Halley over the labels, brentq on one label's column where it does not settle),
+        each pass one pass over the blocks; the temperatures are those of :meth:`fit` on the
+        concatenated blocks to rounding (the same passes, the sums added block by block).
         """
         params = self._checked_params()
         low, high = params["temperature_bounds"]
-        if params["multilabel"]:
-            raise InputError(
-                "{argument} is not supported with multilabel=True yet: use fit.",
-                argument="source",
-            )
         open_blocks = block_opener(source)
+        if params["multilabel"]:
+            objective = _BlockLabelNLL(open_blocks)
+            if objective.n_labels < 2:
+                raise InputError(
+                    "{X:has} one label: with multilabel=True give two labels or more (one "
+                    "label is a binary task: TemperatureScaling on its logit).",
+                    argument="X",
+                )
+            return self._fitted_labels(objective, low, high)
         start = _block_start(open_blocks, low)
         objective = _BlockNLL(open_blocks)
         temperature = _fit_temperature(objective, start, low, high)
@@ -764,7 +793,9 @@ def label_log_likelihood(
     ``sigmoid(calibrated_logits)`` against the 0/1 matrix ``y``, in float64 row blocks as the
     fit's passes.
     """
-    checked = iv.check_multilabel(calibrated_logits, y, logits=True, names=("X", "y"))
+    checked = iv.check_multilabel(
+        calibrated_logits, y, logits=True, names=("X", "y"), sigmoids=False
+    )
     weights = iv.check_sample_weight(sample_weight, len(checked.targets), scale_free=True)
     ones = np.ones(checked.targets.shape[1])
     loss = _LabelNLL(checked.log_odds, checked.targets, weights).sums(ones, loss=True)[0]
@@ -829,12 +860,116 @@ class _LabelNLL:
             means[3] += self._sum(p, rows)
         return means / self.total_weight
 
+    @property
+    def n_labels(self) -> int:
+        return self.log_odds.shape[1]
+
+    def column(self, label: int) -> _LabelNLL:
+        """The objective of label ``label`` alone (its own passes)."""
+        return _LabelNLL(self.log_odds[:, [label]], self.targets[:, [label]], self.weights)
+
     def derivatives(self, beta: NDArray) -> NDArray:
         """:meth:`sums` without the loss; the last pass reused at the same ``beta``."""
         key = beta.tobytes()
         if self._last is None or self._last[0] != key:
             self._last = (key, self.sums(beta))
         return self._last[1]
+
+
+class _BlockLabelNLL:
+    """:class:`_LabelNLL` over the blocks of a source: every pass one pass over the blocks.
+
+    Each block is checked in every pass (:func:`checked_label_blocks`); its weighted sums
+    (its means times its total weight) are added, then divided by the total weight of all
+    the blocks, so the means are those of the concatenated rows to rounding.  ``columns``:
+    the labels kept (None: all), for one label's own root.
+    """
+
+    def __init__(self, open_blocks, columns: list[int] | None = None):
+        self.open_blocks = open_blocks
+        self.columns = columns
+        self.passes = 0
+        self._last: tuple[bytes, NDArray] | None = None
+        first = next(checked_label_blocks(open_blocks), None)
+        if first is None:
+            raise InputError("{source} yielded no rows.", argument="source")
+        self._n_labels = first.labels.shape[1] if columns is None else len(columns)
+
+    @property
+    def n_labels(self) -> int:
+        return self._n_labels
+
+    def column(self, label: int) -> _BlockLabelNLL:
+        """The objective of label ``label`` alone (its own passes over the blocks)."""
+        return _BlockLabelNLL(self.open_blocks, [label])
+
+    def sums(self, beta: NDArray, *, loss: bool = False) -> NDArray:
+        """Shape (4, K): :meth:`_LabelNLL.sums` of the concatenated blocks."""
+        self.passes += 1
+        total, weight = np.zeros((4, self.n_labels)), 0.0
+        for block in checked_label_blocks(self.open_blocks):
+            if block.skip:
+                continue
+            log_odds, targets = block.logits, block.labels
+            if self.columns is not None:
+                log_odds, targets = log_odds[:, self.columns], targets[:, self.columns]
+            part = _LabelNLL(log_odds, targets, block.weights)
+            total += part.sums(beta, loss=loss) * part.total_weight
+            weight += part.total_weight
+        if weight == 0:
+            raise InputError(
+                "{sample_weight} must have a positive sum; got all zeros.",
+                argument="sample_weight",
+            )
+        return total / weight
+
+    derivatives = _LabelNLL.derivatives
+
+
+def _label_chunk_sums(beta: NDArray, columns, loss: bool, logits, labels, weights):
+    """One Dask chunk's weighted sums of :meth:`_LabelNLL.sums` and its weight (in a worker).
+
+    The chunk is checked as ``fit(multilabel=True)`` checks its arguments.
+    """
+    checked = iv.check_multilabel(logits, labels, logits=True, names=("X", "y"), sigmoids=False)
+    log_odds, targets = checked.log_odds, checked.targets
+    if columns is not None:
+        log_odds, targets = log_odds[:, columns], targets[:, columns]
+    part = _LabelNLL(log_odds, targets, iv.check_sample_weight(weights, len(targets)))
+    return part.sums(beta, loss=loss) * part.total_weight, part.total_weight
+
+
+class _DaskLabelNLL:
+    """:class:`_LabelNLL` over Dask arrays chunked along rows: each pass one tree reduction.
+
+    Each chunk's sums are computed in the workers (:func:`_label_chunk_sums`); 4 x K floats
+    and a weight travel per chunk.  ``columns``: the labels kept (None: all).
+    """
+
+    def __init__(self, logits, labels, weights, columns: list[int] | None = None):
+        self.logits, self.labels, self.weights = logits, labels, weights
+        self.columns = columns
+        self.passes = 0
+        self._last: tuple[bytes, NDArray] | None = None
+        width = _dask.row_chunked(logits, "X")
+        self._n_labels = width if columns is None else len(columns)
+
+    @property
+    def n_labels(self) -> int:
+        return self._n_labels
+
+    def column(self, label: int) -> _DaskLabelNLL:
+        """The objective of label ``label`` alone (its own passes over the chunks)."""
+        return _DaskLabelNLL(self.logits, self.labels, self.weights, [label])
+
+    def sums(self, beta: NDArray, *, loss: bool = False) -> NDArray:
+        """Shape (4, K): :meth:`_LabelNLL.sums` of all the rows."""
+        self.passes += 1
+        chunk = functools.partial(_label_chunk_sums, beta, self.columns, loss)
+        total, weight = _dask.fit_sums(self.logits, self.labels, self.weights, chunk)
+        return total / weight
+
+    derivatives = _LabelNLL.derivatives
 
 
 # SciPy's Newton (Halley) steps on log(beta_k) stop once every step is below this: the
@@ -886,9 +1021,7 @@ def _halley_roots(objective: _LabelNLL, beta: NDArray, inside: NDArray) -> NDArr
 
 def _column_root(objective: _LabelNLL, label: int, lower: float, upper: float) -> float:
     """One label's root of ``f'``, bracketed by ``[lower, upper]`` (SciPy's brentq)."""
-    column = _LabelNLL(
-        objective.log_odds[:, [label]], objective.targets[:, [label]], objective.weights
-    )
+    column = objective.column(label)
     root = _scipy.optimize.brentq(
         lambda b: column.sums(np.array([b]))[1, 0],
         lower,
@@ -905,7 +1038,7 @@ def _label_betas(objective: _LabelNLL, lower: float, upper: float) -> tuple[NDAr
 
     Also the labels whose optimum lies at or beyond a bound (a boolean mask).
     """
-    n_labels = objective.log_odds.shape[1]
+    n_labels = objective.n_labels
     at_lower = objective.sums(np.full(n_labels, lower))[1]
     at_upper = objective.sums(np.full(n_labels, upper))[1]
     flat = (at_lower >= 0) & (at_upper <= 0)  # f' = 0 throughout: every beta fits

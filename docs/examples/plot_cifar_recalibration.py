@@ -12,8 +12,9 @@ each saved CIFAR-100 prediction file and scored on the other half by the top-lab
 
 The files (10,000 test images each, 100 classes: LeNet-5, WideResNet-16-4 and
 DenseNet-BC-100) are read from the shared data folder: the environment variable
-``CALIBRATION_TOOLBOX_DATA``, else ``shared/data`` beside the checkout, as the tests and
-the benchmarks find it. Where that folder is absent, the example says so in one line and
+``CALIBRATION_TOOLBOX_DATA``, else ``shared/data`` beside the checkout
+(:func:`~calibration_toolbox.datasets.data_folder`), as the tests and the benchmarks find
+it. Where that folder is absent, the example says so in one line and
 draws the same figure on the bundled example
 (:func:`~calibration_toolbox.datasets.load_example`, split into its own calibration and
 test rows), so the site builds without the data.
@@ -23,7 +24,6 @@ they differ from the network's logits by one constant per row, which the softmax
 The other three methods take the probabilities.
 """
 
-import os
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -38,7 +38,7 @@ from calibration_toolbox import (
     VennAbersCalibration,
     negative_log_likelihood,
 )
-from calibration_toolbox.datasets import load_example
+from calibration_toolbox.datasets import data_folder, load_example
 from calibration_toolbox.plot import ReliabilityDiagram
 
 FILES = ["lenet-5-cifar-100", "wideresnet-16-4-cifar-100", "densenet-bc-100-cifar-100"]
@@ -53,7 +53,7 @@ try:
 except NameError:  # sphinx-gallery runs an example in its folder, without __file__
     here = Path.cwd()
 default = here.parents[2] / "shared" / "data"  # docs/examples -> beside the checkout
-folder = Path(os.environ.get("CALIBRATION_TOOLBOX_DATA", default))
+folder = data_folder(default)
 
 
 def halves(n_rows, seed=0):

@@ -12,6 +12,7 @@ from scipy.optimize import brentq
 from scipy.special import expit, log_expit
 
 import calibration_toolbox as ct
+from calibration_toolbox import _validation as iv
 from calibration_toolbox.recalibration.temperature import label_temperatures
 
 
@@ -122,8 +123,9 @@ def test_a_label_matrix_is_read_as_multilabel_only_when_asked():
         ct.TemperatureScaling().fit(logits, one_hot)
     with pytest.raises(ValueError, match="one label"):
         ct.TemperatureScaling(multilabel=True).fit(logits[:, :1], targets[:, :1])
-    with pytest.raises(ValueError, match="`source`"):
-        ct.TemperatureScaling(multilabel=True).fit_blocks([(logits, targets)])
+    # fit_blocks reads blocks of a label matrix too (tests/recalibration/test_label_blocks.py)
+    blocks = ct.TemperatureScaling(multilabel=True).fit_blocks([(logits, targets)])
+    assert blocks.temperature_.shape == (5,)
 
 
 # -- the bracket, SciPy's Halley and the brentq fallback ----------------------------------------
@@ -186,9 +188,20 @@ def test_float32_logits_in_row_blocks_use_little_memory():
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    # the validation's sigmoids (float32) and uint8 targets, then the fit's three float64
-    # row blocks of 2**17 values (3 MiB, whatever N): no (N, K) float64 temporary
-    assert peak < logits.nbytes + targets.nbytes + 3.5 * 2**20
+    # the validation's uint8 targets (one byte per entry), then the fit's three float64 row
+    # blocks of 2**17 values (3 MiB, whatever N): no (N, K) float64 temporary, and no
+    # sigmoids of the logits (check_multilabel(sigmoids=False): the fit reads the logits)
+    assert peak < logits.size + 3.5 * 2**20
+
+
+def test_the_fits_validation_computes_no_sigmoids():
+    logits, targets, _ = problem(n=50, k=3)
+    checked = iv.check_multilabel(logits, targets, logits=True, sigmoids=False)
+    assert checked.prob is None
+    assert_array_equal(checked.log_odds, logits)
+    full = iv.check_multilabel(logits, targets, logits=True)
+    assert_array_equal(full.prob, expit(logits))
+    assert_array_equal(full.targets, checked.targets)
 
 
 @pytest.mark.parametrize(
