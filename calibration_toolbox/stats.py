@@ -948,9 +948,44 @@ def paired_bootstrap(
     rng = iv.check_random_state(random_state)
     _check_same_rows(prob_a, prob_b)
     labels = _class_indices(labels, metric_options)
-    (estimate_a, evaluator_a), (estimate_b, evaluator_b) = _both_evaluators(
+    evaluated = _both_evaluators(
         metric, {"prob_a": prob_a, "prob_b": prob_b}, labels, sample_weight, metric_options
     )
+    return _paired_resamples(evaluated, n_resamples, confidence_level, method, rng)
+
+
+def _paired_from_cells(
+    estimates: tuple[float, float],
+    cells: tuple[EntryCells, EntryCells],
+    n_rows: int,
+    *,
+    n_resamples: int,
+    confidence_level: float,
+    random_state: int | np.random.Generator | None,
+    method: str = "percentile",
+) -> PairedBootstrapResult:
+    """:func:`paired_bootstrap` of a tabulated metric from both models' estimates and cells.
+
+    For rows gathered elsewhere (``compare --stream``: the cells of each block, joined in
+    row order; no sample weights): the same resamples as :func:`paired_bootstrap` of the
+    same rows, so the same result to the last bit for the same ``random_state``.
+    """
+    n_resamples = _check_resamples(n_resamples, "n_resamples")
+    confidence_level = check_confidence(confidence_level, "confidence_level")
+    method = _check_method(method)
+    rng = iv.check_random_state(random_state)
+    evaluated = [
+        (estimate, _TableSums(model_cells, n_rows, None))
+        for estimate, model_cells in zip(estimates, cells, strict=True)
+    ]
+    return _paired_resamples(evaluated, n_resamples, confidence_level, method, rng)
+
+
+def _paired_resamples(
+    evaluated: list, n_resamples: int, confidence_level: float, method: str, rng
+) -> PairedBootstrapResult:
+    """The paired resamples of both models' ``(estimate, evaluator)``, and the result."""
+    (estimate_a, evaluator_a), (estimate_b, evaluator_b) = evaluated
     # Both models' rows were checked against the labels: as many rows each.
     evaluators, weights = (evaluator_a, evaluator_b), evaluator_a.weights
     n_rows = evaluator_a.n_rows
@@ -1224,6 +1259,22 @@ def paired_score_test(
             "no test of SciPy's): use test='t', or repeat the rows.",
             argument="sample_weight",
         )
+    return _paired_losses_test(losses_a, losses_b, weights, score, test, confidence_level)
+
+
+def _paired_losses_test(
+    losses_a: NDArray,
+    losses_b: NDArray,
+    weights: NDArray | None,
+    score: str,
+    test: str,
+    confidence_level: float,
+) -> PairedScoreTestResult:
+    """:func:`paired_score_test` of both models' per-row scores (checked arguments).
+
+    For scores gathered elsewhere (``compare --stream``: each block's rows scored by
+    ``row_losses``, joined in row order): the same test, to the last bit.
+    """
     losses_a, losses_b, weights = _kept_rows(losses_a, losses_b, weights)
     differences = losses_a - losses_b
     mean, error = _mean_and_error(differences, weights)

@@ -434,3 +434,50 @@ def test_paired_score_test_names_the_model_and_leaves_inputs_alone(rng):
     assert named.statistic == paired_score_test(prob_a, prob_b, labels).statistic
     for array, copy in zip((prob_a, prob_b, labels), copies, strict=False):
         assert_array_equal(array, copy)
+
+
+@pytest.mark.parametrize("method", ["percentile", "basic", "BCa"])
+@pytest.mark.parametrize("metric", [ECE, SCE])
+def test_paired_from_cells_is_paired_bootstrap(metric, method):
+    """The private entry of ``compare --stream``: estimates and cells in, the same result.
+
+    Over 1,000 rows, so that BCa's jackknife groups are a permutation drawn after the
+    resamples (the same generator's state in both); every field to the last bit.
+    """
+    rng = np.random.default_rng(8)
+    prob_a, prob_b, labels = two_models(rng, 1_200)
+    expected = paired_bootstrap(
+        metric, prob_a, prob_b, labels, bins=10, n_resamples=60, method=method, random_state=4
+    )
+    settings = stats_module._table_call(metric, {"bins": 10})
+    found = [
+        stats_module._tabulated_call(metric, prob, labels, None, dict(settings), {})
+        for prob in (prob_a, prob_b)
+    ]
+    result = stats_module._paired_from_cells(
+        (found[0][0], found[1][0]),
+        (found[0][1], found[1][1]),
+        len(labels),
+        n_resamples=60,
+        confidence_level=0.95,
+        random_state=4,
+        method=method,
+    )
+    assert result.difference == expected.difference
+    assert tuple(result.confidence_interval) == tuple(expected.confidence_interval)
+    assert (result.pvalue, result.standard_error) == (expected.pvalue, expected.standard_error)
+    for name in ("", "_a", "_b"):
+        field = f"bootstrap_distribution{name}"
+        assert_array_equal(getattr(result, field), getattr(expected, field))
+    assert (result.estimate_a, result.estimate_b) == (expected.estimate_a, expected.estimate_b)
+
+
+@pytest.mark.parametrize("score", ["brier", "log"])
+def test_paired_losses_test_is_paired_score_test(score):
+    """The private entry of ``compare --stream``: per-row scores in, the same test."""
+    rng = np.random.default_rng(9)
+    prob_a, prob_b, labels = two_models(rng, 500)
+    expected = paired_score_test(prob_a, prob_b, labels, score=score)
+    losses = stats_module._score_differences(prob_a, prob_b, labels, score, {})
+    result = stats_module._paired_losses_test(*losses, None, score, "t", 0.95)
+    assert result == expected

@@ -13,7 +13,8 @@ numbers, as the JSON document), ``_text`` (table, diagrams, CSV), ``_files`` (at
 outputs: figure, HTML page, .npz), ``_names`` (the names the parser lists, without importing
 a metric or a recalibrator), ``_deferred`` (``_commands`` imported once a command runs, so
 that ``--help`` stays light), ``_warned`` (the command line's words, and the warnings
-of a report by what they concern), ``_compare`` (two models' files of the same rows) and
+of a report by what they concern), ``_compare`` (two models' files of the same rows),
+``_compare_stream`` (the two files read in blocks together) and
 ``_commands`` (the subcommands).
 """
 

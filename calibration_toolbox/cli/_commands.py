@@ -17,6 +17,7 @@ from calibration_toolbox._atomic import Batch, batch
 from calibration_toolbox._validation import check_predictions
 from calibration_toolbox.cli._compare import build_comparison
 from calibration_toolbox.cli._compare import text as comparison_text
+from calibration_toolbox.cli._compare_stream import streamed_comparison
 from calibration_toolbox.cli._document import InMemory, build_report
 from calibration_toolbox.cli._files import (
     write_comparison_html,
@@ -223,7 +224,8 @@ def run_apply(request: ApplyRequest) -> str:
 
 def run_compare(request: CompareRequest, command: Sequence[str]) -> str:
     """``compare``: two models on the same rows, as text or JSON (and the HTML page)."""
-    comparison = build_comparison(request, command)
+    build = streamed_comparison if request.stream else build_comparison
+    comparison = build(request, command)
     output = request.output
     with batch() as outputs:
         if output.html is not None:

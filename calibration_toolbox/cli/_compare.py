@@ -17,7 +17,8 @@ without ``--ci``), ``metrics`` (one entry per metric: ``metric``, ``A``, ``B``,
 ``difference``, ``interval``, ``pvalue``, ``better``), ``score_tests`` (``score``, ``test``,
 ``A``, ``B``, ``difference``, ``standard_error``, ``interval``, ``statistic``, ``df``,
 ``pvalue``, ``better``), ``reliability`` (each model's non-empty top-label bins) and
-``warnings``.  A number that is not finite is null.
+``warnings``.  A number that is not finite is null.  ``--stream`` gives the same document
+from both files read in blocks together (:mod:`~calibration_toolbox.cli._compare_stream`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,17 @@ from calibration_toolbox.cli._warned import Warned
 from calibration_toolbox.metrics import CalibrationTable, calibration_table
 from calibration_toolbox.stats import paired_bootstrap, paired_score_test
 
-__all__ = ["CONFIDENCE_LEVEL", "MODELS", "SCORES", "Comparison", "build_comparison", "text"]
+__all__ = [
+    "CONFIDENCE_LEVEL",
+    "MODELS",
+    "SCORES",
+    "Comparison",
+    "build_comparison",
+    "header",
+    "metric_entry",
+    "score_entry",
+    "text",
+]
 
 CONFIDENCE_LEVEL = 0.95
 """The level of every interval of ``compare`` and of its verdicts (as ``report --ci``)."""
@@ -96,11 +107,10 @@ def _data(part: Part, scores: bool, logits: bool) -> _Data:
     return _Data(metric_view(part.predictions, scores, logits), part.labels, logits, part.checked)
 
 
-def _metric_entry(metric, data: tuple[_Data, _Data], options: ReportOptions) -> dict:
-    """Both models' values of ``metric``, the difference and, with ``--ci``, its interval."""
-    values = [model.value(metric, options.bins) for model in data]
+def metric_entry(name: str, values: Sequence[float], result=None) -> dict:
+    """A ``metrics`` entry: both values, A - B and, given a bootstrap ``result``, its interval."""
     entry = {
-        "metric": metric.name,
+        "metric": name,
         "A": _finite(values[0]),
         "B": _finite(values[1]),
         "difference": _finite(values[0] - values[1]),
@@ -108,6 +118,18 @@ def _metric_entry(metric, data: tuple[_Data, _Data], options: ReportOptions) -> 
         "pvalue": None,
         "better": None,
     }
+    if result is not None:
+        low, high = result.confidence_interval
+        entry["interval"] = [_finite(low), _finite(high)]
+        entry["pvalue"] = _finite(result.pvalue)
+        entry["better"] = _better(low, high)
+    return entry
+
+
+def _metric_entry(metric, data: tuple[_Data, _Data], options: ReportOptions) -> dict:
+    """Both models' values of ``metric``, the difference and, with ``--ci``, its interval."""
+    values = [model.value(metric, options.bins) for model in data]
+    result = None
     if options.ci:
         progress(f"paired bootstrap of {metric.name} ({options.n_resamples} resamples)")
         prob_a, labels, logits = data[0].arguments(metric)
@@ -122,23 +144,11 @@ def _metric_entry(metric, data: tuple[_Data, _Data], options: ReportOptions) -> 
             random_state=options.seed,
             **metric.keywords(options.bins, logits),
         )
-        low, high = result.confidence_interval
-        entry["interval"] = [_finite(low), _finite(high)]
-        entry["pvalue"] = _finite(result.pvalue)
-        entry["better"] = _better(low, high)
-    return entry
+    return metric_entry(metric.name, values, result)
 
 
-def _score_entry(name: str, data: tuple[_Data, _Data]) -> dict:
-    """The paired t test of the per-row scores ``name`` (Brier or NLL) of the two models."""
-    result = paired_score_test(
-        data[0].view,
-        data[1].view,
-        data[0].labels,
-        score=SCORES[name],
-        confidence_level=CONFIDENCE_LEVEL,
-        logits=data[0].logits,
-    )
+def score_entry(name: str, result) -> dict:
+    """A ``score_tests`` entry of the paired t test ``result`` of the scores ``name``."""
     low, high = result.confidence_interval
     return {
         "score": name,
@@ -155,6 +165,19 @@ def _score_entry(name: str, data: tuple[_Data, _Data]) -> dict:
     }
 
 
+def _score_entry(name: str, data: tuple[_Data, _Data]) -> dict:
+    """The paired t test of the per-row scores ``name`` (Brier or NLL) of the two models."""
+    result = paired_score_test(
+        data[0].view,
+        data[1].view,
+        data[0].labels,
+        score=SCORES[name],
+        confidence_level=CONFIDENCE_LEVEL,
+        logits=data[0].logits,
+    )
+    return score_entry(name, result)
+
+
 def _options(request: CompareRequest, n_rows: int) -> ReportOptions:
     """The options, ``--bins auto`` resolved on the rows (one count for every number)."""
     options = request.report
@@ -163,7 +186,10 @@ def _options(request: CompareRequest, n_rows: int) -> ReportOptions:
     return options
 
 
-def _header(request: CompareRequest, command: Sequence[str], a: Part, options) -> dict:
+def header(
+    request: CompareRequest, command: Sequence[str], n_classes: int, n: int, options
+) -> dict:
+    """The document's header: the tool, the command, both files, the input and the options."""
     file = request.file_a
     return {
         "tool": "calibration-toolbox",
@@ -176,8 +202,8 @@ def _header(request: CompareRequest, command: Sequence[str], a: Part, options) -
         },
         "models": {"A": {"file": file.path}, "B": {"file": request.file_b.path}},
         "input": input_kind(file.logits, file.scores),
-        "n_classes": 2 if a.predictions.ndim == 1 else int(a.predictions.shape[1]),
-        "n": len(a.labels),
+        "n_classes": n_classes,
+        "n": n,
         "bins": options.bins,
         "confidence_level": CONFIDENCE_LEVEL,
         "n_resamples": options.n_resamples if options.ci else None,
@@ -195,7 +221,9 @@ def build_comparison(request: CompareRequest, command: Sequence[str]) -> Compari
         options = _options(request, len(parts[0].labels))
         file = request.file_a
         data = tuple(_data(part, file.scores, file.logits) for part in parts)
-        comparison = Comparison(_header(request, command, parts[0], options))
+        predictions = parts[0].predictions
+        n_classes = 2 if predictions.ndim == 1 else int(predictions.shape[1])
+        comparison = Comparison(header(request, command, n_classes, len(predictions), options))
         document = comparison.document
         document["reliability"] = {}
         for name, model in zip(MODELS, data, strict=True):

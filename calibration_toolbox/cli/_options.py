@@ -209,6 +209,11 @@ class CompareRequest:
     file_b: FileOptions
     report: ReportOptions
     output: OutputOptions
+    stream: bool = False
+    """``--stream``: both files read block by block together (``_compare_stream``)."""
+    block_rows: int | None = None
+    metrics_given: bool = False
+    """Whether ``--metrics`` named the metrics (else the default list)."""
 
 
 def check_output(path: str | None, option: str) -> None:
@@ -505,6 +510,10 @@ def compare_request(args: argparse.Namespace) -> CompareRequest:
         raise UsageError("--seed seeds the resamples of --ci; it means nothing without it.")
     if args.n_resamples is not None and not args.ci:
         raise UsageError("--n-resamples is the number of bootstrap resamples of --ci.")
+    if args.block_rows is not None and not args.stream:
+        raise UsageError(
+            "--block-rows sizes the blocks of --stream; without it A and B are read whole."
+        )
     check_output(args.html, "--html")
     check_apart(
         {"--html": args.html},
@@ -523,4 +532,12 @@ def compare_request(args: argparse.Namespace) -> CompareRequest:
         seed=0 if args.seed is None else args.seed,
     )
     output = OutputOptions("text" if args.format is None else args.format, None, args.html)
-    return CompareRequest(_file_options(args, args.a), _file_options(args, args.b), report, output)
+    return CompareRequest(
+        _file_options(args, args.a),
+        _file_options(args, args.b),
+        report,
+        output,
+        stream=args.stream,
+        block_rows=args.block_rows,
+        metrics_given=args.metrics is not None,
+    )

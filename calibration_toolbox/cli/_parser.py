@@ -458,6 +458,13 @@ _COMPARE_HELP = [
         "when the interval of the difference excludes 0 (lower is better for every metric "
         "and score); --html writes a page with both reliability diagrams overlaid."
     ),
+    _fill(
+        "--stream reads A and B block by block together (--block-rows rows each), checking "
+        "that each block holds the same rows; the metrics come from sums (those that need "
+        "all the rows at once are refused by name), the score tests and --ci from what is "
+        "kept per row (each model's scores, and the cells of the binned metrics of fixed "
+        "edges): the same numbers as without --stream."
+    ),
 ]
 
 
@@ -496,6 +503,10 @@ def _add_compare(commands) -> None:
         type=_suffixed(".html", ".htm"),
         metavar="FILE",
         help="write the comparison as an HTML page",
+    )
+    command.add_argument("--stream", action="store_true", help="read A and B in blocks, together")
+    command.add_argument(
+        "--block-rows", type=_positive_int, metavar="N", help="rows per block (65536)"
     )
     command.set_defaults(per_class=False)
 
