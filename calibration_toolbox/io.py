@@ -258,8 +258,10 @@ def read_multilabel(
       ``labels_path``.
 
     ``labels[i, k]`` is 1 where label k applies to row i; the scores are per-label
-    probabilities (or logits), one sigmoid per label, read by the measures of
-    :mod:`calibration_toolbox.metrics.multilabel`.  Only the shapes and the names are
+    probabilities (or logits), one sigmoid per label, read by the multi-label measures
+    (:func:`~calibration_toolbox.multilabel_calibration_error`,
+    :func:`~calibration_toolbox.multilabel_brier_score`,
+    :func:`~calibration_toolbox.multilabel_log_loss`).  Only the shapes and the names are
     checked here (both arrays 2-D of one shape); the values are checked by the measures.
     (N,) class labels are refused (a multiclass task: :func:`load_predictions`), and so
     are the other formats: a column of a ``.csv`` or ``.parquet`` holds one label per row.

@@ -189,7 +189,7 @@ class ScalingBinning(Recalibrator):
 
        .. math:: g(s) = \sigma\bigl(a \log\tfrac{s}{1 - s} + b\bigr)
 
-       (:class:`~calibration_toolbox.recalibration.PlattScaling` with
+       (:class:`~calibration_toolbox.PlattScaling` with
        ``smoothed_targets=False`` on the log-odds, floored at ``log(1e-300)``);
     2. the B bins are equal mass in the values ``g(s_i)`` of ``T_2``: the library's Nixon
        et al. edges ``e_j = g_{(round(n j / B))}`` (the sorted values, 0-based; weighted:
