@@ -103,6 +103,16 @@ def peak_memory(function) -> int:
     return peak
 
 
+def print_peak_memory(calls: dict, reference_bytes: int, reference: str = "the scores") -> None:
+    """One line per call: its peak traced memory in MiB and as a multiple of the reference."""
+    for name, call in calls.items():
+        peak = peak_memory(call)
+        print(
+            f"  peak memory of {name:<14} {peak / 2**20:8.1f} MiB = "
+            f"{peak / reference_bytes:.2f}x {reference}"
+        )
+
+
 @contextlib.contextmanager
 def local_cluster(n_workers: int):
     """A ``distributed.LocalCluster`` of ``n_workers`` one-thread processes, its client the

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from _timing import peak_memory, print_ratios
+from _timing import print_peak_memory, print_ratios
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -66,15 +66,13 @@ def main(argv: list[str] | None = None) -> None:
         "np.searchsorted (10 edges)",
         args.repeat,
     )
-    for name, call in (
-        ("fit", lambda: ScalingBinning().fit(scores, labels)),
-        ("predict_proba", lambda: model.predict_proba(scores)),
-    ):
-        peak = peak_memory(call)
-        print(
-            f"  peak memory of {name:<14} {peak / 2**20:8.1f} MiB = "
-            f"{peak / scores.nbytes:.2f}x the scores"
-        )
+    print_peak_memory(
+        {
+            "fit": lambda: ScalingBinning().fit(scores, labels),
+            "predict_proba": lambda: model.predict_proba(scores),
+        },
+        scores.nbytes,
+    )
 
 
 if __name__ == "__main__":

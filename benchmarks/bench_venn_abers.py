@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 from _data import make_binary
-from _timing import peak_memory, print_ratios
+from _timing import print_peak_memory, print_ratios
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -55,15 +55,13 @@ def main(argv: list[str] | None = None) -> None:
         "np.searchsorted",
         args.repeat,
     )
-    for name, call in (
-        ("fit", lambda: VennAbersCalibration().fit(scores, labels)),
-        ("predict_proba", lambda: venn.predict_proba(scores)),
-    ):
-        peak = peak_memory(call)
-        print(
-            f"  peak memory of {name:<14} {peak / 2**20:8.1f} MiB = "
-            f"{peak / scores.nbytes:.2f}x the scores"
-        )
+    print_peak_memory(
+        {
+            "fit": lambda: VennAbersCalibration().fit(scores, labels),
+            "predict_proba": lambda: venn.predict_proba(scores),
+        },
+        scores.nbytes,
+    )
 
 
 if __name__ == "__main__":
